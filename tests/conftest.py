@@ -1,0 +1,15 @@
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="session")
+def letter_standardized():
+    """1000 standardized rows of the bundled LETTER training split."""
+    from sklearn.preprocessing import StandardScaler
+
+    import kernelmaps.datasets as kd
+
+    data = kd.load("letter")
+    X = StandardScaler().fit_transform(data.X_train)
+    rng = np.random.default_rng(0)
+    return X[rng.choice(X.shape[0], 1000, replace=False)]

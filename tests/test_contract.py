@@ -1,0 +1,171 @@
+"""Contract tests generated from the registry: every estimator gets them."""
+
+import pickle
+
+import numba
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import kernelmaps
+from kernelmaps._base import REGISTRY
+
+ALL = sorted(REGISTRY)
+FEATURE_MAPS = sorted(name for name, cls in REGISTRY.items() if cls.kind == "feature_map")
+
+
+def make(name, **extra):
+    cls = REGISTRY[name]
+    params = dict(cls.test_params)
+    if "random_state" in cls().get_params():
+        params.setdefault("random_state", 0)
+    params.update(extra)
+    return cls(**params)
+
+
+def test_registry_is_the_public_algorithms_dict():
+    assert kernelmaps.ALGORITHMS is REGISTRY
+    assert "rff" in REGISTRY
+    for name, cls in REGISTRY.items():
+        assert cls.name == name
+        assert cls.paper, f"{name} names no paper"
+        assert cls.kind in ("feature_map", "learner", "baseline")
+        assert getattr(kernelmaps, cls.__name__) is cls, f"{cls.__name__} is not exported"
+        if cls.kind == "feature_map":
+            assert cls.kernel_family
+            assert cls.benchmark is None or cls.benchmark["n_components"]
+
+
+@parametrize_with_checks([make(name) for name in ALL])
+def test_scikit_learn_conventions(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((300, 6)), rng.standard_normal((50, 6))
+
+
+@pytest.mark.parametrize("name", FEATURE_MAPS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_shape_and_dtype(name, dtype, data):
+    X, Y = data
+    est = make(name).fit(X.astype(dtype))
+    Z = est.transform(Y.astype(dtype))
+    assert Z.shape == (Y.shape[0], est.n_components)
+    assert Z.dtype == dtype
+    assert np.isfinite(Z).all()
+
+
+@pytest.mark.parametrize("name", FEATURE_MAPS)
+def test_integers_are_computed_in_float64(name, data):
+    X, _ = data
+    Xi = np.round(X * 3).astype(np.int64)
+    est = make(name).fit(Xi)
+    Z = est.transform(Xi)
+    assert Z.dtype == np.float64
+    np.testing.assert_array_equal(Z, est.transform(Xi.astype(np.float64)))
+
+
+@pytest.mark.parametrize("name", FEATURE_MAPS)
+@pytest.mark.parametrize("n_components", [1, 7, 33])
+def test_n_components_is_the_exact_width(name, n_components, data):
+    X, _ = data
+    cls = REGISTRY[name]
+    try:
+        est = make(name, n_components=n_components).fit(X)
+    except ValueError as exc:  # a width the algorithm cannot make must say so
+        assert "n_components" in str(exc)
+        return
+    assert est.transform(X[:5]).shape == (5, n_components), cls
+
+
+@pytest.mark.parametrize("name", FEATURE_MAPS)
+def test_same_seed_same_bits_whatever_the_thread_count(name, data):
+    X, Y = data
+    X = np.vstack([X] * 10)  # several row blocks
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        Z1 = make(name, random_state=3).fit(X).transform(X)
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        Z2 = make(name, random_state=3).fit(X).transform(X)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(Z1, Z2)
+    Z3 = make(name, random_state=4).fit(X).transform(X)
+    assert not np.array_equal(Z1, Z3), "random_state has no effect"
+
+
+@pytest.mark.parametrize("name", FEATURE_MAPS)
+def test_blocked_transform_equals_row_by_row(name, data, monkeypatch):
+    import kernelmaps._base as base
+
+    X, _ = data
+    est = make(name).fit(X)
+    Z = est.transform(X)
+    monkeypatch.setattr(base, "block_rows", lambda *_: 16)
+    np.testing.assert_allclose(est.transform(X), Z, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", FEATURE_MAPS)
+@pytest.mark.parametrize(
+    "bad, message",
+    [(np.nan, "NaN"), (np.inf, "infinity"), (-np.inf, "infinity")],
+)
+def test_non_finite_input_is_rejected(name, bad, message, data):
+    X, _ = data
+    Xb = X.copy()
+    Xb[3, 2] = bad
+    with pytest.raises(ValueError, match=message):
+        make(name).fit(Xb)
+    est = make(name).fit(X)
+    with pytest.raises(ValueError, match=message):
+        est.transform(Xb)
+
+
+@pytest.mark.parametrize("name", FEATURE_MAPS)
+def test_wrong_feature_count_unfitted_and_empty_input(name, data):
+    from sklearn.exceptions import NotFittedError
+
+    X, _ = data
+    with pytest.raises(NotFittedError):
+        make(name).transform(X)
+    est = make(name).fit(X)
+    with pytest.raises(ValueError, match="features"):
+        est.transform(X[:, :-1])
+    with pytest.raises(ValueError, match="sample"):
+        est.transform(X[:0])
+    with pytest.raises(ValueError):
+        est.transform(X[0])  # 1-D
+
+
+@pytest.mark.parametrize("name", FEATURE_MAPS)
+@pytest.mark.parametrize("bad", [0, -3, 2.5, "ten", None])
+def test_impossible_n_components(name, bad, data):
+    X, _ = data
+    with pytest.raises(ValueError, match="n_components"):
+        make(name, n_components=bad).fit(X)
+
+
+@pytest.mark.parametrize("name", FEATURE_MAPS)
+def test_pickle_round_trip(name, data):
+    X, Y = data
+    est = make(name).fit(X)
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.transform(Y), est.transform(Y))
+
+
+@pytest.mark.parametrize("name", FEATURE_MAPS)
+def test_kernel_method_gives_the_gram_matrix(name, data):
+    X, Y = data
+    est = make(name).fit(X)
+    try:
+        K = est.kernel(X[:20], Y[:10])
+    except NotImplementedError:
+        pytest.skip(f"{name} approximates no fixed kernel")
+    assert K.shape == (20, 10)
+    assert np.isfinite(K).all()
+    K_sym = est.kernel(Y)
+    np.testing.assert_allclose(K_sym, K_sym.T, rtol=1e-10, atol=1e-12)

