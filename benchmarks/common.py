@@ -1,0 +1,133 @@
+"""Shared set-up of the asv suite: profiles, prepared data, cached ground truth.
+
+The profile is chosen by the environment variable ``KERNELMAPS_BENCH_PROFILE``:
+
+``quick`` (default; the README and CI)
+    each bundled dataset with at most 4000 training rows, a 500-row evaluation
+    subset, and the smallest and one mid-size width of each algorithm's grid;
+``full``
+    the papers' splits in full, a 1000-row evaluation subset, every width.
+
+Exact Gram matrices of the evaluation subsets are computed once and cached on
+disk (``KERNELMAPS_BENCH_CACHE``, default ``~/.cache/kernelmaps/ground_truth``),
+keyed by dataset, subset and kernel parameters.
+"""
+
+import hashlib
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+PROFILE = os.environ.get("KERNELMAPS_BENCH_PROFILE", "quick")
+if PROFILE not in ("quick", "full"):
+    raise ValueError(f"KERNELMAPS_BENCH_PROFILE must be 'quick' or 'full', got {PROFILE!r}")
+
+DATASETS = ["banana", "magic04", "letter", "pendigits"]
+MAX_TRAIN = {"quick": 4000, "full": None}[PROFILE]
+N_EVAL = {"quick": 500, "full": 1000}[PROFILE]
+SEED = 0
+
+
+def widths(grid):
+    """The widths of an algorithm's grid that the profile runs."""
+    grid = sorted(grid)
+    if PROFILE == "full":
+        return grid
+    return sorted({grid[0], grid[len(grid) // 2]})
+
+
+@lru_cache(maxsize=None)
+def prepared(dataset):
+    """Standardized train/test arrays, the evaluation subset and the bandwidth.
+
+    The bandwidth is the CNM paper's rule (``gamma = 2 / sigma^2``, sigma the mean
+    distance to the 50th neighbour among 1000 sampled training rows), so that
+    every shift-invariant map and its peer share one numeric gamma.
+    """
+    from sklearn.preprocessing import StandardScaler
+
+    import kernelmaps.datasets as kd
+    from kernelmaps._kernels import resolve_gamma
+
+    data = kd.load(dataset)
+    scaler = StandardScaler().fit(data.X_train)
+    X_train, X_test = scaler.transform(data.X_train), scaler.transform(data.X_test)
+    y_train, y_test = data.y_train, data.y_test
+    rng = np.random.RandomState(SEED)
+    if MAX_TRAIN is not None and X_train.shape[0] > MAX_TRAIN:
+        keep = np.sort(rng.choice(X_train.shape[0], MAX_TRAIN, replace=False))
+        X_train, y_train = X_train[keep], y_train[keep]
+    X_eval = X_test[:N_EVAL]
+    gamma = resolve_gamma("knn50", X_train, "gaussian", np.random.RandomState(SEED))
+    return {
+        "X_train": np.ascontiguousarray(X_train), "y_train": y_train,
+        "X_test": np.ascontiguousarray(X_test), "y_test": y_test,
+        "X_eval": np.ascontiguousarray(X_eval), "gamma": gamma,
+    }
+
+
+def cache_dir():
+    root = os.environ.get("KERNELMAPS_BENCH_CACHE")
+    path = Path(root) if root else Path.home() / ".cache" / "kernelmaps" / "ground_truth"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def ground_truth(dataset, estimator):
+    """Exact Gram matrix of the evaluation subset for a fitted map, cached on disk."""
+    data = prepared(dataset)
+    params = {k: (float(v) if isinstance(v, (float, np.floating)) else v)
+              for k, v in sorted(estimator._kernel_params().items())}
+    key = json.dumps({"dataset": dataset, "n_eval": N_EVAL, "max_train": MAX_TRAIN,
+                      "kernel": params}, sort_keys=True, default=str)
+    path = cache_dir() / (hashlib.sha256(key.encode()).hexdigest()[:24] + ".npy")
+    if path.exists():
+        return np.load(path)
+    K = estimator.kernel(data["X_eval"])
+    tmp = path.with_suffix(".tmp.npy")
+    np.save(tmp, K)
+    os.replace(tmp, path)
+    return K
+
+
+def entries():
+    """Benchmark entries from the registry: label -> (owner class, factory).
+
+    Each feature map with a ``benchmark`` grid contributes itself and the peers
+    it declares; a peer is evaluated against its owner's exact kernel.
+    """
+    from kernelmaps import ALGORITHMS
+
+    table = {}
+    for name, cls in sorted(ALGORITHMS.items()):
+        if cls.kind != "feature_map" or not cls.benchmark:
+            continue
+        fixed = dict(cls.benchmark.get("params", {}))
+
+        def ours(n_components, random_state, gamma, cls=cls, fixed=fixed):
+            params = dict(fixed)
+            if "gamma" in cls().get_params() and cls.kernel_family == "shift_invariant":
+                params["gamma"] = gamma
+            return cls(n_components=n_components, random_state=random_state, **params)
+
+        table[name] = (cls, ours)
+        for label, factory in cls.peers().items():
+            def peer(n_components, random_state, gamma, cls=cls, factory=factory, fixed=fixed):
+                if cls.kernel_family == "shift_invariant":
+                    return factory(n_components, random_state, gamma=gamma, **fixed)
+                return factory(n_components, random_state, **fixed)
+
+            table.setdefault(label, (cls, peer))
+    return table
+
+
+def fit_pair(label, dataset, n_components):
+    """Fit the entry ``label`` and its owner class on ``dataset`` (same seed, same gamma)."""
+    owner, factory = entries()[label]
+    data = prepared(dataset)
+    est = factory(n_components, SEED, data["gamma"]).fit(data["X_train"])
+    reference = entries()[owner.name][1](n_components, SEED, data["gamma"]).fit(data["X_train"][:50])
+    return est, reference

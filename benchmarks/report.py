@@ -1,0 +1,109 @@
+"""Print the latest asv results of this machine as side-by-side tables.
+
+Usage: ``python benchmarks/report.py [--results .asv/results]``
+
+For every dataset and width: each algorithm's fit and transform time, its
+kernel error and test error, and its transform-time ratio against the peers of
+the same kernel (``peer time / our time``: above 1 means we are faster).
+Then the speed workload (X ~ N(0, 1), D = 4096) with the same ratios.
+"""
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+
+def _load_latest(results_dir):
+    from asv.results import Results
+
+    machines = [p for p in Path(results_dir).iterdir() if p.is_dir()] if Path(results_dir).exists() else []
+    candidates = [f for m in machines for f in m.glob("*.json") if f.name != "machine.json"]
+    if not candidates:
+        sys.exit(f"no asv results under {results_dir}: run `asv run --python=same --quick` first")
+    latest = max(candidates, key=lambda f: f.stat().st_mtime)
+    return Results.load(str(latest)), latest
+
+
+def _values(results, key):
+    """{param tuple: value} of one benchmark, or {} if it did not run."""
+    if key not in results.get_all_result_keys():
+        return {}
+    import itertools
+
+    params = results.get_result_params(key)
+    values = results.get_result_value(key, params)
+    out = {}
+    for combo, value in zip(itertools.product(*params), values):
+        if value is not None and not (isinstance(value, float) and math.isnan(value)):
+            out[tuple(json.loads(p) if p.startswith("'") is False and p[:1] not in "'\"" else p.strip("'\"")
+                      for p in combo)] = value
+    return out
+
+
+def _fmt_time(seconds):
+    return "-" if seconds is None else (f"{seconds * 1e3:8.1f} ms" if seconds < 10 else f"{seconds:8.2f} s ")
+
+
+def _fmt(value, spec):
+    return "-" if value is None else format(value, spec)
+
+
+def _owners():
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from benchmarks import common
+
+    return {label: owner.name for label, (owner, _) in common.entries().items()}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", default=".asv/results")
+    args = parser.parse_args(argv)
+    results, path = _load_latest(args.results)
+    print(f"asv results: {path}\n")
+    owners = _owners()
+    prefix = "bench_feature_maps.FeatureMaps."
+    fit = _values(results, prefix + "time_fit")
+    transform = _values(results, prefix + "time_transform")
+    kerr = _values(results, prefix + "track_kernel_error")
+    terr = _values(results, prefix + "track_test_error")
+    svc = _values(results, "bench_feature_maps.ExactKernelBaseline.track_test_error_svc")
+    keys = sorted(set(transform) | set(kerr), key=lambda k: (k[1], int(k[2]), owners.get(k[0], k[0]), k[0] not in owners.values(), k[0]))
+    current = None
+    for label, dataset, width in keys:
+        if (dataset, width) != current:
+            current = (dataset, width)
+            svc_err = svc.get((dataset,))
+            extra = f"   (exact SVC test error: {svc_err:.4f})" if svc_err is not None else ""
+            print(f"\n== {dataset}, n_components = {width}{extra}")
+            print(f"{'algorithm':28s} {'fit':>11s} {'transform':>11s} {'vs peer':>9s} {'kernel err':>11s} {'test err':>9s}")
+        mine = transform.get((label, dataset, width))
+        ratio = ""
+        if owners.get(label) == label and mine:
+            peers = [transform.get((p, dataset, width)) for p, o in owners.items() if o == label and p != label]
+            peers = [t for t in peers if t]
+            if peers:
+                ratio = f"{min(peers) / mine:8.2f}x"
+        print(f"{label:28s} {_fmt_time(fit.get((label, dataset, width))):>11s} {_fmt_time(mine):>11s} {ratio:>9s} "
+              f"{_fmt(kerr.get((label, dataset, width)), '11.4f'):>11s} {_fmt(terr.get((label, dataset, width)), '9.4f'):>9s}")
+    speed = _values(results, "bench_feature_maps.TransformSpeed.time_transform")
+    mem = _values(results, "bench_feature_maps.TransformSpeed.peakmem_transform")
+    if speed:
+        print("\n== speed workload: X ~ N(0,1), D = 4096 (ratio = peer time / our time)")
+        print(f"{'algorithm':28s} {'shape':>10s} {'dtype':>8s} {'transform':>11s} {'vs peer':>9s} {'peak mem':>10s}")
+        for (label, shape, dtype), t in sorted(speed.items()):
+            ratio = ""
+            if owners.get(label) == label:
+                peers = [speed.get((p, shape, dtype)) for p, o in owners.items() if o == label and p != label]
+                peers = [v for v in peers if v]
+                if peers:
+                    ratio = f"{min(peers) / t:8.2f}x"
+            m = mem.get((label, shape, dtype))
+            print(f"{label:28s} {shape:>10s} {dtype:>8s} {_fmt_time(t):>11s} {ratio:>9s} "
+                  f"{(f'{m / 2**20:7.0f} MiB') if m else '-':>10s}")
+
+
+if __name__ == "__main__":
+    main()
