@@ -162,7 +162,7 @@ class RandomFourierFeatures(FeatureMap):
     paper = "Rahimi & Recht, Random features for large-scale kernel machines, NIPS 2007"
     kernel_family = "shift_invariant"
     test_params = {"n_components": 64, "gamma": 0.5}
-    benchmark = {"n_components": [256, 1024, 4096], "params": {"kernel": "gaussian"}}
+    benchmark = {"n_components": [256, 1024, 2048, 4096], "params": {"kernel": "gaussian"}}
 
     kernel = KernelParameter()
 
