@@ -1,0 +1,182 @@
+"""Exact kernel ridge regression and classification in closed form (small N)."""
+
+import numpy as np
+import scipy.linalg
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._base import FLOAT_DTYPES, KernelParameter, RegisteredEstimator, check_positive
+from ._kernels import exact_kernel, resolve_gamma
+from .kernel_svc import classes_from_scores, encode_classes
+from .nystroem import check_kernel_params
+
+__all__ = ["KernelRidge", "KernelRidgeClassifier"]
+
+
+class _KernelRidgeBase(RegisteredEstimator, BaseEstimator):
+    kind = "baseline"
+    kernel_family = "any"
+    paper = "Exact kernel ridge regression, closed form (lecture: Scalable ML, kernel methods)"
+
+    kernel = KernelParameter()
+
+    def __init__(self, alpha=1.0, *, kernel="gaussian", gamma="scale", degree=2, coef0=1.0):
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+
+    def _solve(self, X, T):
+        """Set the kernel attributes and ``dual_coef_ = (K + alpha I)^-1 T``."""
+        alpha = check_positive(self.alpha, "alpha")
+        self.kernel_, self.degree_, self.coef0_ = check_kernel_params(self.kernel, self.degree,
+                                                                      self.coef0)
+        self.X_fit_ = np.ascontiguousarray(X, dtype=np.float64)
+        self.gamma_ = resolve_gamma(self.gamma, self.X_fit_, self.kernel_, np.random.RandomState(0))
+        K = exact_kernel(self.X_fit_, None, **self._kernel_params())
+        K[np.diag_indices_from(K)] += alpha
+        try:
+            self.dual_coef_ = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K, lower=True), T)
+        except np.linalg.LinAlgError:
+            # K + alpha I is positive definite in exact arithmetic; round-off with a
+            # tiny alpha can break Cholesky, where least squares still answers
+            self.dual_coef_ = scipy.linalg.lstsq(K, T)[0]
+
+    def _kernel_params(self):
+        return {"kernel": self.kernel_, "gamma": self.gamma_, "degree": self.degree_,
+                "coef0": self.coef0_}
+
+    def _scores(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=list(FLOAT_DTYPES), order="C")
+        K = exact_kernel(np.asarray(X, dtype=np.float64), self.X_fit_, **self._kernel_params())
+        return K @ self.dual_coef_
+
+
+class KernelRidge(RegressorMixin, _KernelRidgeBase):
+    """Exact kernel ridge regression, ``f(x) = sum_i c_i k(x_i, x)``.
+
+    ``c = (K + alpha I)^-1 y`` by a Cholesky factorization (``scipy.linalg.cho_factor``):
+    O(n^2 d) time for the Gram matrix, O(n^3) for the solve, O(n^2) memory, so for
+    small N only. There is no intercept, as in ``sklearn.kernel_ridge.KernelRidge``
+    (whose predictions this matches): center ``y`` or add a constant to the kernel.
+    For classification see :class:`KernelRidgeClassifier`.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        Ridge penalty (> 0).
+    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'polynomial', 'exponential'}
+    gamma : float or {'scale', 'median', 'knn50'}, default='scale'
+    degree : int, default=2
+    coef0 : float, default=1.0
+
+    Attributes
+    ----------
+    dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
+    X_fit_ : ndarray of shape (n_samples, n_features), float64
+    gamma_ : float
+    kernel_ : str
+
+    References
+    ----------
+    Saunders, C., Gammerman, A. and Vovk, V. Ridge regression learning algorithm in
+    dual variables. ICML 1998.
+    Hsieh, C.-J., lecture "Scalable machine learning: kernel approximation"
+    (kernel ridge regression, its dual and its O(n^3) cost).
+    """
+
+    name = "kernel_ridge"
+    test_params = {"alpha": 1.0, "gamma": 0.5}
+
+    def fit(self, X, y):
+        """Solve ``(K + alpha I) c = y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(self, X, y, reset=True, dtype=list(FLOAT_DTYPES), order="C",
+                             multi_output=True, y_numeric=True)
+        self._solve(X, np.asarray(y, dtype=np.float64))
+        return self
+
+    def predict(self, X):
+        """``K(X, X_fit) @ dual_coef_``."""
+        return self._scores(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+
+class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
+    """Exact kernel ridge classification: one-vs-rest regression onto +1 / -1.
+
+    One solve ``(K + alpha I) C = T`` for all classes, ``T[i, c] = +1`` if ``y_i`` is
+    class ``c`` else ``-1`` (one column for two classes); the prediction is the class
+    of largest score. A separate class from :class:`KernelRidge` so that the
+    estimator type never depends on the dtype of ``y``.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'polynomial', 'exponential'}
+    gamma : float or {'scale', 'median', 'knn50'}, default='scale'
+    degree : int, default=2
+    coef0 : float, default=1.0
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    dual_coef_ : ndarray of shape (n_samples, n_outputs)
+    X_fit_ : ndarray of shape (n_samples, n_features), float64
+
+    References
+    ----------
+    Saunders, C., Gammerman, A. and Vovk, V. Ridge regression learning algorithm in
+    dual variables. ICML 1998.
+    Rifkin, R. and Klautau, A. In defense of one-vs-all classification. JMLR 5, 2004.
+    """
+
+    name = "kernel_ridge_classifier"
+    test_params = {"alpha": 1.0, "gamma": 0.5}
+
+    def fit(self, X, y):
+        """Solve the one-vs-rest ridge systems.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(self, X, y, reset=True, dtype=list(FLOAT_DTYPES), order="C")
+        labels = encode_classes(self, y)
+        if len(self.classes_) == 2:
+            T = np.where(labels == 1, 1.0, -1.0)[:, None]
+        else:
+            T = -np.ones((len(y), len(self.classes_)))
+            T[np.arange(len(y)), labels] = 1.0
+        self._solve(X, T)
+        return self
+
+    def decision_function(self, X):
+        """One-vs-rest scores; shape (n_samples,) for two classes."""
+        scores = self._scores(X)
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Class of the largest score."""
+        scores = self.decision_function(X)  # first: it raises NotFittedError
+        return classes_from_scores(self.classes_, scores)

@@ -1,0 +1,344 @@
+"""The Nyström method: kernel features from the Gram matrix of a few landmarks."""
+
+import numbers
+
+import numpy as np
+from numba import njit
+
+from ._base import FeatureMap, KernelParameter, check_choice
+from ._fastmath import FASTMATH, vexp
+from ._kernels import KERNELS, _check_degree, canonical_kernel, exact_kernel, resolve_gamma
+
+__all__ = ["Nystroem", "kernel_block", "ridge_leverage_scores", "KERNEL_CODES"]
+
+#: Kernel name -> integer code of :func:`kernel_block` (Numba takes no strings).
+KERNEL_CODES = {"gaussian": 0, "exponential": 1, "polynomial": 2, "laplacian": 3, "cauchy": 4}
+#: Eigenvalues of the landmark Gram below ``EIG_FLOOR * max eigenvalue`` are dropped.
+EIG_FLOOR = 1e-12
+#: Candidate pool of leverage sampling: ``LEVERAGE_POOL * n_components`` rows.
+LEVERAGE_POOL = 3
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
+    """In place, turn ``G`` into the kernel block ``K(X, V)``.
+
+    For the dot-product-based kernels (``code`` 0-2) ``G`` holds the BLAS product
+    ``X V^T`` on entry and this is its element-wise epilogue; the L1 and Cauchy
+    kernels (``code`` 3-4) have no BLAS form and are computed here from ``X`` and
+    ``V``. Serial and ``nogil``: it runs on one row block of a thread pool.
+
+    Parameters
+    ----------
+    G : ndarray of shape (n, m), float32 or float64
+    X : ndarray of shape (n, d), same dtype
+    V : ndarray of shape (m, d), same dtype (landmarks)
+    sq_v : ndarray of shape (m,), same dtype, ``|v_j|^2``
+    code : int
+        0 gaussian ``exp(-g |x-v|^2)``, 1 exponential ``exp(g <x,v>)``,
+        2 polynomial ``(g <x,v> + c)^p``, 3 laplacian ``exp(-g |x-v|_1)``,
+        4 cauchy ``prod 1/(1 + g (x_k-v_k)^2)``.
+    gamma, coef0 : scalars of the dtype
+    degree : int
+
+    References
+    ----------
+    Williams, C. K. I. and Seeger, M. Using the Nyström method to speed up kernel
+    machines. NIPS 2001.
+    """
+    n, m = G.shape
+    d = X.shape[1]
+    zero = gamma - gamma
+    one = gamma / gamma
+    for i in range(n):
+        row = G[i]
+        x = X[i]
+        if code == 0:
+            sq_x = zero
+            for k in range(d):
+                sq_x += x[k] * x[k]
+            for j in range(m):
+                t = sq_x + sq_v[j] - 2 * row[j]
+                t = t if t > zero else zero
+                row[j] = vexp(-gamma * t)
+        elif code == 1:
+            for j in range(m):
+                row[j] = vexp(gamma * row[j])
+        elif code == 2:
+            for j in range(m):
+                base = gamma * row[j] + coef0
+                acc = one
+                for _ in range(degree):
+                    acc *= base
+                row[j] = acc
+        elif code == 3:
+            for j in range(m):
+                v = V[j]
+                s = zero
+                for k in range(d):
+                    s += abs(x[k] - v[k])
+                row[j] = s
+            for j in range(m):
+                row[j] = vexp(-gamma * row[j])
+        else:
+            for j in range(m):
+                v = V[j]
+                p = one
+                for k in range(d):
+                    t = x[k] - v[k]
+                    p *= one + gamma * t * t
+                row[j] = one / p
+
+
+def check_kernel_params(kernel, degree, coef0):
+    """Validated ``(canonical kernel name, degree, coef0)`` of a kernel estimator.
+
+    Shared by the Nyström map and the exact baselines; raises ``ValueError`` naming
+    the bad parameter.
+    """
+    kernel = canonical_kernel(kernel, KERNELS)
+    degree = _check_degree(degree)
+    if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real) \
+            or not np.isfinite(coef0):
+        raise ValueError(f"coef0 must be a finite real number, got {coef0!r}")
+    return kernel, degree, float(coef0)
+
+
+def ridge_leverage_scores(K, n_components):
+    """Ridge leverage scores ``diag(K (K + lam I)^-1)`` with a rank-``n_components`` ridge.
+
+    ``lam = (1/k) sum_{i > k} sigma_i(K)``, the tail mean of the eigenvalues beyond
+    ``k = n_components``: with this ridge, sampling ``O(k log k)`` columns by the
+    scores gives a Nyström approximation within a constant of the best rank-k one
+    (Musco & Musco 2017, Theorem 3). The scores sum to the effective dimension
+    ``d_eff(lam)``.
+
+    Parameters
+    ----------
+    K : ndarray of shape (p, p), symmetric positive semi-definite
+    n_components : int
+
+    Returns
+    -------
+    scores : ndarray of shape (p,), in [0, 1]
+    lam : float
+
+    References
+    ----------
+    Alaoui, A. E. and Mahoney, M. W. Fast randomized kernel ridge regression with
+    statistical guarantees. NIPS 2015 (lambda-ridge leverage scores, Def. 1).
+    Musco, C. and Musco, C. Recursive sampling for the Nyström method. NIPS 2017.
+    """
+    s, U = np.linalg.eigh(K)
+    s = np.clip(s[::-1], 0.0, None)
+    U = U[:, ::-1]
+    k = min(n_components, len(s))
+    lam = s[k:].sum() / k
+    # a matrix of rank <= k has no tail: any tiny ridge gives the exact projections
+    lam = max(lam, s[0] * EIG_FLOOR if s[0] > 0 else 1.0)
+    scores = (U * U) @ (s / (s + lam))
+    return np.clip(scores, 0.0, 1.0), float(lam)
+
+
+class Nystroem(FeatureMap):
+    """Nyström features ``u(x) = (W^+)^(1/2) [k(x, v_1), ..., k(x, v_m)]``.
+
+    With landmarks ``v_j`` and their Gram matrix ``W``, ``u(x) . u(y)`` is the
+    Nyström approximation ``C W^+ C^T`` of the kernel; it is exact on the landmarks.
+    ``W^+`` is taken from the eigen-decomposition ``W = U S U^T`` keeping the
+    eigenvalues above ``1e-12 * max(S)``, so duplicate landmarks (a singular ``W``)
+    only lower the rank; the normalization ``U S^(-1/2) U^T`` is stored at fit.
+
+    Transform of a row block: one BLAS product ``X V^T``, a serial vectorized
+    Numba epilogue turning it into ``K(X, V)`` (Laplacian and Cauchy: a Numba loop),
+    and one BLAS product with the m x m normalization.
+
+    Parameters
+    ----------
+    n_components : int, default=100
+        Number of landmarks m, the output width.
+    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'polynomial', 'exponential'}
+        See :mod:`kernelmaps._kernels`. Once fitted, ``self.kernel(X, Y)`` evaluates
+        the exact kernel.
+    gamma : float or {'scale', 'median', 'knn50'}, default='scale'
+        Bandwidth or scale (see :func:`kernelmaps._kernels.resolve_gamma`).
+    degree : int, default=2
+        Polynomial degree.
+    coef0 : float, default=1.0
+        Polynomial offset.
+    landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
+        * ``'uniform'``: ``m`` distinct training rows, ``rng.permutation(n)[:m]``
+          with a ``RandomState``: the same seed picks the same landmarks as
+          scikit-learn's ``Nystroem``. When ``m > n`` the remaining landmarks are
+          repeats (drawn uniformly), which the eigenvalue floor absorbs.
+        * ``'kmeans'``: the centres of scikit-learn's ``KMeans`` with ``m``
+          clusters (one k-means++ initialization, seeded from ``random_state``),
+          Zhang, Tsang & Kwok (2008).
+        * ``'leverage'``: ridge leverage-score sampling. The scores
+          ``diag(K (K + lam I)^-1)`` are computed exactly on a uniform pool of
+          ``min(n, 3 m)`` rows, with ``lam`` the rank-m ridge of Musco & Musco
+          (2017), and ``m`` landmarks are drawn from the pool without replacement
+          with probabilities proportional to the scores (Alaoui & Mahoney 2015).
+          Cost ``O((3m)^2 d + (3m)^3)``.
+        * an array: these landmarks (``m`` must equal ``n_components``).
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (n_components, n_features), float64
+        The landmarks.
+    component_indices_ : ndarray of int or None
+        Training rows used as landmarks (``None`` for k-means or given landmarks).
+    normalization_ : ndarray of shape (n_components, n_components)
+        ``(W^+)^(1/2)``, symmetric.
+    rank_ : int
+        Eigenvalues of ``W`` kept.
+    gamma_ : float
+    kernel_ : str
+
+    References
+    ----------
+    Williams, C. K. I. and Seeger, M. Using the Nyström method to speed up kernel
+    machines. NIPS 2001.
+    Zhang, K., Tsang, I. W. and Kwok, J. T. Improved Nyström low-rank approximation
+    and error analysis. ICML 2008 (k-means landmarks).
+    Alaoui, A. E. and Mahoney, M. W. Fast randomized kernel ridge regression with
+    statistical guarantees. NIPS 2015 (ridge leverage scores).
+    Musco, C. and Musco, C. Recursive sampling for the Nyström method. NIPS 2017.
+    """
+
+    name = "nystroem"
+    paper = "Williams & Seeger, Using the Nystrom method to speed up kernel machines, NIPS 2001"
+    kernel_family = "any"
+    test_params = {"n_components": 20, "gamma": 0.5}
+    benchmark = {"n_components": [256, 1024], "params": {"kernel": "gaussian"}}
+
+    kernel = KernelParameter()
+
+    def __init__(self, n_components=100, *, kernel="gaussian", gamma="scale", degree=2, coef0=1.0,
+                 landmarks="uniform", random_state=None):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.landmarks = landmarks
+        self.random_state = random_state
+
+    @classmethod
+    def peers(cls):
+        from sklearn.kernel_approximation import Nystroem as SkNystroem
+
+        names = {"gaussian": "rbf", "rbf": "rbf", "laplacian": "laplacian", "polynomial": "poly"}
+
+        def sklearn_nystroem(n_components, random_state, gamma, kernel="gaussian", degree=2,
+                             coef0=1.0, **_):
+            if kernel not in names:
+                raise ValueError(f"scikit-learn's Nystroem has no {kernel!r} kernel")
+            return SkNystroem(kernel=names[kernel], gamma=gamma, degree=degree, coef0=coef0,
+                              n_components=n_components, random_state=random_state)
+
+        return {"sklearn.Nystroem": sklearn_nystroem}
+
+    # ------------------------------------------------------------------ fit
+    def _fit(self, X, rng):
+        kernel, degree, coef0 = check_kernel_params(self.kernel, self.degree, self.coef0)
+        m = self.n_components
+        n = X.shape[0]
+        given = not isinstance(self.landmarks, str)
+        if not given:
+            check_choice(self.landmarks, "landmarks", ("uniform", "kmeans", "leverage"))
+        self.kernel_ = kernel
+        self.degree_ = degree
+        self.coef0_ = coef0
+        indices = None
+        if not given and self.landmarks == "uniform":
+            # drawn first, as scikit-learn does, so one seed gives its landmarks
+            indices = rng.permutation(n)[:m]
+            if m > n:
+                indices = np.concatenate([indices, rng.randint(0, n, size=m - n)])
+        self.gamma_ = resolve_gamma(self.gamma, X, kernel, rng)
+        if given:
+            V = self._given_landmarks(X)
+        elif self.landmarks == "uniform":
+            V = X[indices]
+        elif self.landmarks == "kmeans":
+            V = self._kmeans_landmarks(X, rng)
+        else:
+            indices = self._leverage_indices(X, rng)
+            V = X[indices]
+        self.components_ = np.ascontiguousarray(V, dtype=np.float64)
+        self.component_indices_ = indices
+        W = exact_kernel(self.components_, None, **self._kernel_params())
+        s, U = np.linalg.eigh((W + W.T) / 2)
+        keep = s > max(s[-1], 0.0) * EIG_FLOOR
+        if not keep.any():
+            raise ValueError("the landmark Gram matrix is zero: the kernel vanishes on the landmarks")
+        Uk = U[:, keep]
+        self.normalization_ = (Uk / np.sqrt(s[keep])) @ Uk.T
+        self.rank_ = int(keep.sum())
+
+    def _given_landmarks(self, X):
+        V = np.asarray(self.landmarks)
+        if V.ndim != 2 or V.shape != (self.n_components, X.shape[1]):
+            raise ValueError(
+                f"landmarks must be 'uniform', 'kmeans', 'leverage' or an array of shape "
+                f"(n_components, n_features) = ({self.n_components}, {X.shape[1]}), "
+                f"got shape {V.shape}"
+            )
+        if not np.issubdtype(V.dtype, np.number) or not np.isfinite(V).all():
+            raise ValueError("landmarks contains NaN or infinity, or is not numeric")
+        return V
+
+    def _kmeans_landmarks(self, X, rng):
+        from sklearn.cluster import KMeans
+
+        m = self.n_components
+        k = min(m, X.shape[0])
+        seed = rng.randint(np.iinfo(np.int32).max)
+        centres = KMeans(n_clusters=k, n_init=1, random_state=seed).fit(
+            np.asarray(X, dtype=np.float64)).cluster_centers_
+        if k < m:
+            centres = np.vstack([centres, centres[rng.randint(0, k, size=m - k)]])
+        return centres
+
+    def _leverage_indices(self, X, rng):
+        m = self.n_components
+        n = X.shape[0]
+        pool = np.sort(rng.permutation(n)[: min(n, LEVERAGE_POOL * m)])
+        P = np.asarray(X[pool], dtype=np.float64)
+        scores, _ = ridge_leverage_scores(exact_kernel(P, None, **self._kernel_params()), m)
+        positive = int((scores > 0).sum())
+        if positive == 0:
+            scores = np.ones_like(scores)
+            positive = len(scores)
+        take = min(m, positive)
+        chosen = pool[rng.choice(len(pool), size=take, replace=False, p=scores / scores.sum())]
+        if take < m:
+            chosen = np.concatenate([chosen, chosen[rng.randint(0, take, size=m - take)]])
+        return chosen
+
+    # ------------------------------------------------------------ transform
+    def _prepare_transform(self, dtype):
+        V = np.ascontiguousarray(self.components_, dtype=dtype)
+        VT = np.ascontiguousarray(V.T)
+        sq_v = np.einsum("ij,ij->i", V, V)
+        N = np.ascontiguousarray(self.normalization_, dtype=dtype)
+        scalars = (dtype.type(self.gamma_), dtype.type(self.coef0_), self.degree_)
+        return V, VT, sq_v, N, KERNEL_CODES[self.kernel_], scalars
+
+    def _transform_block(self, X, out, context):
+        V, VT, sq_v, N, code, (gamma, coef0, degree) = context
+        if code <= 2:
+            G = X @ VT
+        else:
+            G = np.empty((X.shape[0], V.shape[0]), dtype=X.dtype)
+        kernel_block(G, X, V, sq_v, code, gamma, coef0, degree)
+        np.matmul(G, N, out=out)
+
+    def _block_elements_per_row(self):
+        return 2 * self.n_components
+
+    def _kernel_params(self):
+        return {"kernel": self.kernel_, "gamma": self.gamma_, "degree": self.degree_,
+                "coef0": self.coef0_}

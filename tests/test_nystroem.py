@@ -1,0 +1,175 @@
+"""Nyström: the block kernel against NumPy, the map against scikit-learn and its kernel."""
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import cdist
+from sklearn.kernel_approximation import Nystroem as SkNystroem
+from sklearn.preprocessing import StandardScaler
+
+from kernelmaps import Nystroem, datasets, relative_frobenius_error
+from kernelmaps.nystroem import KERNEL_CODES, kernel_block, ridge_leverage_scores
+
+
+def reference_kernel(X, V, kernel, gamma, coef0, degree):
+    """Plain-NumPy kernel block in float64."""
+    X, V = X.astype(np.float64), V.astype(np.float64)
+    if kernel == "gaussian":
+        return np.exp(-gamma * cdist(X, V, "sqeuclidean"))
+    if kernel == "laplacian":
+        return np.exp(-gamma * cdist(X, V, "cityblock"))
+    if kernel == "cauchy":
+        return np.prod(1.0 / (1.0 + gamma * (X[:, None, :] - V[None, :, :]) ** 2), axis=2)
+    if kernel == "polynomial":
+        return (gamma * X @ V.T + coef0) ** degree
+    return np.exp(gamma * X @ V.T)
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNEL_CODES))
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 2e-5)])
+def test_kernel_block_matches_numpy(kernel, dtype, rtol):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((19, 7)).astype(dtype)
+    V = rng.standard_normal((33, 7)).astype(dtype)
+    gamma, coef0, degree = 0.3, 0.7, 3
+    G = X @ V.T if KERNEL_CODES[kernel] <= 2 else np.empty((19, 33), dtype)
+    kernel_block(G, X, V, np.einsum("ij,ij->i", V, V), KERNEL_CODES[kernel], dtype(gamma),
+                 dtype(coef0), degree)
+    assert G.dtype == dtype
+    expected = reference_kernel(X, V, kernel, gamma, coef0, degree)
+    np.testing.assert_allclose(G, expected, rtol=rtol, atol=rtol * 1e-2)
+
+
+@pytest.fixture(scope="module")
+def cloud():
+    return np.random.default_rng(5).standard_normal((300, 5))
+
+
+GAMMA = 0.15
+
+
+@pytest.mark.parametrize("kernel, sk_kernel", [("gaussian", "rbf"), ("laplacian", "laplacian"),
+                                               ("polynomial", "poly")])
+def test_same_landmarks_and_same_approximation_as_scikit_learn(kernel, sk_kernel, cloud):
+    ours = Nystroem(60, kernel=kernel, gamma=GAMMA, degree=3, coef0=1.0, random_state=7).fit(cloud)
+    sk = SkNystroem(kernel=sk_kernel, gamma=GAMMA, degree=3, coef0=1.0, n_components=60,
+                    random_state=7).fit(cloud)
+    np.testing.assert_array_equal(ours.components_, sk.components_)
+    np.testing.assert_array_equal(ours.component_indices_, sk.component_indices_)
+    Za, Zb = ours.transform(cloud), sk.transform(cloud)
+    scale = np.abs(Zb @ Zb.T).max()
+    np.testing.assert_allclose(Za @ Za.T, Zb @ Zb.T, atol=1e-9 * scale, rtol=0)
+
+
+def test_features_reproduce_the_formula(cloud):
+    ny = Nystroem(40, gamma=GAMMA, random_state=0).fit(cloud)
+    C = reference_kernel(cloud, ny.components_, "gaussian", GAMMA, 1.0, 2)
+    W = reference_kernel(ny.components_, ny.components_, "gaussian", GAMMA, 1.0, 2)
+    np.testing.assert_allclose(ny.transform(cloud) @ ny.transform(cloud).T,
+                               C @ np.linalg.pinv(W) @ C.T, atol=1e-8)
+    # exact on the landmarks
+    Zv = ny.transform(ny.components_)
+    np.testing.assert_allclose(Zv @ Zv.T, W, atol=1e-8)
+
+
+def frob(X, m, gamma, seed=0, true_gamma=None, **params):
+    ny = Nystroem(m, gamma=gamma, random_state=seed, **params).fit(X)
+    K = Nystroem(1, gamma=true_gamma or gamma, **{k: v for k, v in params.items() if k != "landmarks"}
+                 ).fit(X).kernel(X)
+    return relative_frobenius_error(K, Z=ny.transform(X))
+
+
+# Typical errors at m = 100 on the cloud: 0.01-0.03; a bandwidth off by 2 gives > 0.2.
+@pytest.mark.parametrize("kernel", ["gaussian", "laplacian", "cauchy"])
+def test_error_is_small_and_a_wrong_bandwidth_fails(kernel, cloud):
+    bound = 0.06
+    assert frob(cloud, 100, GAMMA, kernel=kernel) < bound
+    for wrong in (2 * GAMMA, GAMMA / 2):
+        assert frob(cloud, 100, wrong, true_gamma=GAMMA, kernel=kernel) > 2 * bound
+
+
+def test_dot_product_kernels_are_approximated(cloud):
+    # polynomial of degree 2 in 5 dimensions has rank 21: 40 landmarks recover it
+    assert frob(cloud, 40, 0.2, kernel="polynomial", degree=2) < 1e-8
+    assert frob(cloud, 100, 0.05, kernel="exponential") < 0.02
+
+
+def test_error_falls_with_m_and_is_exact_with_every_point(cloud):
+    errs = [np.mean([frob(cloud, m, GAMMA, s) for s in range(3)]) for m in (20, 60, 150)]
+    assert errs[0] > errs[1] > errs[2]
+    X = cloud[:80]
+    assert frob(X, 80, GAMMA) < 1e-6
+    # more landmarks than points: repeats, absorbed by the eigenvalue floor
+    ny = Nystroem(100, gamma=GAMMA, random_state=0).fit(X)
+    assert ny.rank_ <= 80
+    Z = ny.transform(X)
+    assert Z.shape == (80, 100)
+    assert relative_frobenius_error(ny.kernel(X), Z=Z) < 1e-6
+
+
+def test_duplicate_landmarks_survive(cloud):
+    V = np.vstack([cloud[:10], cloud[:10], cloud[5:6]])
+    ny = Nystroem(21, gamma=GAMMA, landmarks=V).fit(cloud)
+    assert ny.rank_ == 10
+    Z = ny.transform(cloud)
+    assert np.isfinite(Z).all()
+    reference = Nystroem(10, gamma=GAMMA, landmarks=cloud[:10]).fit(cloud).transform(cloud)
+    np.testing.assert_allclose(Z @ Z.T, reference @ reference.T, atol=1e-7)
+
+
+def test_float32_matches_float64(cloud):
+    ny = Nystroem(50, gamma=GAMMA, random_state=0).fit(cloud)
+    Z64 = ny.transform(cloud)
+    Z32 = ny.transform(cloud.astype(np.float32))
+    assert Z32.dtype == np.float32
+    np.testing.assert_allclose(Z32 @ Z32.T, Z64 @ Z64.T, atol=2e-3)
+
+
+@pytest.fixture(scope="module")
+def letter_small():
+    ds = datasets.load("letter")
+    X = StandardScaler().fit_transform(ds.X_train[:6000])
+    return X[np.random.RandomState(0).permutation(len(X))[:1500]]
+
+
+def test_kmeans_landmarks_beat_uniform(letter_small):
+    """Zhang et al. (2008); the lecture: k-means landmarks "perform extremely well"."""
+    err = {lm: np.mean([frob(letter_small, 32, 1 / 16, s, landmarks=lm) for s in range(2)])
+           for lm in ("uniform", "kmeans")}
+    assert err["kmeans"] < 0.8 * err["uniform"], err
+
+
+def test_ridge_leverage_scores_match_the_definition():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((120, 4))
+    K = reference_kernel(X, X, "gaussian", 0.3, 1.0, 2)
+    scores, lam = ridge_leverage_scores(K, 20)
+    expected = np.diag(K @ np.linalg.inv(K + lam * np.eye(len(K))))
+    np.testing.assert_allclose(scores, expected, atol=1e-10)
+    s = np.sort(np.linalg.eigvalsh(K))[::-1]
+    assert np.isclose(lam, s[20:].sum() / 20)
+    # the scores sum to the effective dimension, of the order of the rank asked for
+    assert 10 < scores.sum() < 40
+
+
+def test_leverage_landmarks_are_distinct_training_rows(cloud):
+    ny = Nystroem(50, gamma=GAMMA, landmarks="leverage", random_state=0).fit(cloud)
+    idx = ny.component_indices_
+    assert len(np.unique(idx)) == 50
+    np.testing.assert_array_equal(ny.components_, cloud[idx])
+    assert frob(cloud, 50, GAMMA, landmarks="leverage") < 2 * frob(cloud, 50, GAMMA)
+    again = Nystroem(50, gamma=GAMMA, landmarks="leverage", random_state=0).fit(cloud)
+    np.testing.assert_array_equal(again.component_indices_, idx)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"landmarks": "random"}, "landmarks"),
+    ({"landmarks": np.zeros((3, 5))}, "landmarks"),
+    ({"landmarks": np.zeros((10, 4))}, "landmarks"),
+    ({"kernel": "sigmoid"}, "kernel"),
+    ({"degree": 1.5, "kernel": "polynomial"}, "degree"),
+    ({"coef0": "one", "kernel": "polynomial"}, "coef0"),
+    ({"gamma": -1.0}, "gamma"),
+])
+def test_bad_parameters_are_named(params, message, cloud):
+    with pytest.raises(ValueError, match=message):
+        Nystroem(10, **params).fit(cloud)
