@@ -93,6 +93,23 @@ def ground_truth(dataset, estimator):
     return K
 
 
+def uses_data_gamma(cls, fixed):
+    """True if ``cls`` takes a ``gamma`` and benchmarks a shift-invariant kernel.
+
+    Such maps (and their peers) all receive the dataset's numeric gamma, so that
+    they approximate one and the same kernel.
+    """
+    from kernelmaps._kernels import SHIFT_INVARIANT, canonical_kernel
+
+    defaults = cls().get_params()
+    if "gamma" not in defaults:
+        return False
+    if cls.kernel_family == "shift_invariant":
+        return True
+    kernel = fixed.get("kernel", defaults.get("kernel"))
+    return isinstance(kernel, str) and canonical_kernel(kernel) in SHIFT_INVARIANT
+
+
 def entries():
     """Benchmark entries from the registry: label -> (owner class, factory).
 
@@ -107,20 +124,37 @@ def entries():
             continue
         fixed = dict(cls.benchmark.get("params", {}))
 
-        def ours(n_components, random_state, gamma, cls=cls, fixed=fixed):
-            params = dict(fixed)
-            if "gamma" in cls().get_params() and cls.kernel_family == "shift_invariant":
-                params["gamma"] = gamma
+        shared_gamma = uses_data_gamma(cls, fixed)
+
+        def ours(n_components, random_state, gamma, cls=cls, fixed=fixed, shared_gamma=shared_gamma):
+            params = dict(fixed, gamma=gamma) if shared_gamma else dict(fixed)
             return cls(n_components=n_components, random_state=random_state, **params)
 
         table[name] = (cls, ours)
         for label, factory in cls.peers().items():
-            def peer(n_components, random_state, gamma, cls=cls, factory=factory, fixed=fixed):
-                if cls.kernel_family == "shift_invariant":
+            def peer(n_components, random_state, gamma, factory=factory, fixed=fixed, shared_gamma=shared_gamma):
+                if shared_gamma:
                     return factory(n_components, random_state, gamma=gamma, **fixed)
                 return factory(n_components, random_state, **fixed)
 
             table.setdefault(label, (cls, peer))
+    return table
+
+
+def baseline_entries():
+    """Exact baselines with a ``benchmark`` entry and their peers: label -> factory(gamma)."""
+    from kernelmaps import ALGORITHMS
+
+    table = {}
+    for name, cls in sorted(ALGORITHMS.items()):
+        if cls.kind != "baseline" or not cls.benchmark:
+            continue
+        fixed = dict(cls.benchmark.get("params", {}))
+        shared_gamma = uses_data_gamma(cls, fixed)
+        table[name] = lambda gamma, cls=cls, fixed=fixed, g=shared_gamma: cls(**(dict(fixed, gamma=gamma) if g else fixed))
+        for label, factory in cls.peers().items():
+            table.setdefault(label, lambda gamma, f=factory, fixed=fixed, g=shared_gamma:
+                             f(gamma=gamma, **fixed) if g else f(**fixed))
     return table
 
 

@@ -1,0 +1,63 @@
+"""FWHT throughput of kernelmaps against FFHT, single-threaded, in one run.
+
+A plain script, not an asv benchmark (asv imports every module here, so all the
+work is under ``__main__`` and FFHT is imported lazily)::
+
+    python benchmarks/fwht_vs_ffht.py [--repeats 31] [--elements 1048576]
+
+FFHT (``pip install pybind11 setuptools wheel`` then
+``pip install --no-build-isolation ffht-unofficial``) is Andoni et al.'s
+AVX implementation. Both transform a batch of float64 rows in place; ours runs
+the serial kernel (one thread), FFHT with ``nthreads=1``. Prints the median
+throughput of each and the ratio ours / FFHT (above 1 means ours is faster).
+"""
+
+
+def _median_seconds(fn, repeats):
+    import time
+
+    import numpy as np
+
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def main(argv=None):
+    import argparse
+
+    import numpy as np
+
+    from kernelmaps._hadamard import fwht_rows
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=31)
+    parser.add_argument("--elements", type=int, default=2**20, help="batch size in float64 elements")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 14], help="log2 of the row lengths")
+    args = parser.parse_args(argv)
+    try:
+        import ffht
+    except ImportError:
+        raise SystemExit("FFHT is not installed: pip install --no-build-isolation ffht-unofficial")
+
+    one = np.float64(1.0)
+    print(f"{'n':>7} {'rows':>6} {'kernelmaps GB/s':>16} {'FFHT GB/s':>10} {'ratio':>6}")
+    for log_n in args.sizes:
+        n = 2**log_n
+        X = np.random.default_rng(0).standard_normal((max(1, args.elements // n), n))
+        check = X[:1].copy()
+        fwht_rows(check, one)
+        np.testing.assert_allclose(check[0], ffht.fht(X[0].copy()), rtol=1e-9, atol=1e-9 * n)
+        fwht_rows(X, one)  # warm-up (compilation, page faults)
+        ffht.fht_(X)
+        ours = _median_seconds(lambda: fwht_rows(X, one), args.repeats)
+        theirs = _median_seconds(lambda: ffht.fht_(X, 1), args.repeats)
+        rate = X.nbytes / 1e9
+        print(f"{n:>7} {X.shape[0]:>6} {rate / ours:>16.2f} {rate / theirs:>10.2f} {theirs / ours:>6.2f}")
+
+
+if __name__ == "__main__":
+    main()
