@@ -1,0 +1,366 @@
+"""The fast Walsh-Hadamard transform (FWHT) shared by every Hadamard-based map.
+
+``H_n`` is the unnormalized Sylvester-Hadamard matrix (``H_1 = [1]``,
+``H_2k = [[H_k, H_k], [H_k, -H_k]]``, ``H_n H_n = n I``), as in
+``scipy.linalg.hadamard``. A row ``x`` of length ``n = 2**k`` becomes ``H_n x`` in
+``n log2 n`` additions.
+
+Layout of the kernels (each works in place on one row, serially, without the GIL,
+so that the feature maps can call them on their row blocks):
+
+* the first three butterfly stages run as 8-point transforms held in registers
+  (scalar: LLVM does not vectorize this in-register transpose profitably);
+* the next stages run as radix-4 and radix-8 passes (two or three stages per
+  sweep of memory, one load and one store per element), whose inner loop over
+  contiguous elements vectorizes (AVX-512 on this machine; see ``_stages`` for
+  the choice of radix);
+* rows longer than :data:`CACHE_BLOCK` elements are transformed block by block
+  up to the block size while the block is in L1, then the remaining (long-
+  stride) stages sweep the whole row, three stages at a time.
+
+References
+----------
+Fino, B. J. and Algazi, V. R. Unified matrix treatment of the fast Walsh-Hadamard
+transform. IEEE Transactions on Computers, 1976.
+Le, Q., Sarlós, T. and Smola, A. Fastfood: approximating kernel expansions in
+loglinear time. ICML 2013 (the transform's use in feature maps).
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._base import FeatureMap, check_choice
+from ._fastmath import FASTMATH
+from ._kernels import resolve_gamma
+from .rff import cos_features, cossin_features
+
+__all__ = ["fwht"]
+
+#: Rows longer than this many elements are transformed in cache-sized blocks first.
+CACHE_BLOCK = 2048
+#: Largest supported row length.
+MAX_LOG2 = 30
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _base8(x, start, stop):
+    # stages h = 1, 2, 4 of x[start:stop] as independent 8-point transforms
+    for i in range(start, stop, 8):
+        a0 = x[i] + x[i + 1]
+        a1 = x[i] - x[i + 1]
+        a2 = x[i + 2] + x[i + 3]
+        a3 = x[i + 2] - x[i + 3]
+        a4 = x[i + 4] + x[i + 5]
+        a5 = x[i + 4] - x[i + 5]
+        a6 = x[i + 6] + x[i + 7]
+        a7 = x[i + 6] - x[i + 7]
+        b0 = a0 + a2
+        b2 = a0 - a2
+        b1 = a1 + a3
+        b3 = a1 - a3
+        b4 = a4 + a6
+        b6 = a4 - a6
+        b5 = a5 + a7
+        b7 = a5 - a7
+        x[i] = b0 + b4
+        x[i + 4] = b0 - b4
+        x[i + 1] = b1 + b5
+        x[i + 5] = b1 - b5
+        x[i + 2] = b2 + b6
+        x[i + 6] = b2 - b6
+        x[i + 3] = b3 + b7
+        x[i + 7] = b3 - b7
+
+
+# The passes below address each of their 2, 4 or 8 strided streams through its own
+# slice view indexed from 0: LLVM then sees non-negative indices (no wraparound
+# selects) and few enough pointer pairs to vectorize behind runtime alias checks,
+# which it does not do for ``x[j + k h]`` with a run-time ``h``.
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _radix8(x, start, stop, h):
+    # stages h, 2h, 4h of x[start:stop], one load and one store per element
+    for i in range(start, stop, 8 * h):
+        s0 = x[i:i + h]
+        s1 = x[i + h:i + 2 * h]
+        s2 = x[i + 2 * h:i + 3 * h]
+        s3 = x[i + 3 * h:i + 4 * h]
+        s4 = x[i + 4 * h:i + 5 * h]
+        s5 = x[i + 5 * h:i + 6 * h]
+        s6 = x[i + 6 * h:i + 7 * h]
+        s7 = x[i + 7 * h:i + 8 * h]
+        for k in range(h):
+            a0 = s0[k] + s1[k]
+            a1 = s0[k] - s1[k]
+            a2 = s2[k] + s3[k]
+            a3 = s2[k] - s3[k]
+            a4 = s4[k] + s5[k]
+            a5 = s4[k] - s5[k]
+            a6 = s6[k] + s7[k]
+            a7 = s6[k] - s7[k]
+            b0 = a0 + a2
+            b2 = a0 - a2
+            b1 = a1 + a3
+            b3 = a1 - a3
+            b4 = a4 + a6
+            b6 = a4 - a6
+            b5 = a5 + a7
+            b7 = a5 - a7
+            s0[k] = b0 + b4
+            s4[k] = b0 - b4
+            s1[k] = b1 + b5
+            s5[k] = b1 - b5
+            s2[k] = b2 + b6
+            s6[k] = b2 - b6
+            s3[k] = b3 + b7
+            s7[k] = b3 - b7
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _radix4(x, start, stop, h):
+    for i in range(start, stop, 4 * h):
+        s0 = x[i:i + h]
+        s1 = x[i + h:i + 2 * h]
+        s2 = x[i + 2 * h:i + 3 * h]
+        s3 = x[i + 3 * h:i + 4 * h]
+        for k in range(h):
+            a0 = s0[k] + s1[k]
+            a1 = s0[k] - s1[k]
+            a2 = s2[k] + s3[k]
+            a3 = s2[k] - s3[k]
+            s0[k] = a0 + a2
+            s2[k] = a0 - a2
+            s1[k] = a1 + a3
+            s3[k] = a1 - a3
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _radix2(x, start, stop, h):
+    for i in range(start, stop, 2 * h):
+        s0 = x[i:i + h]
+        s1 = x[i + h:i + 2 * h]
+        for k in range(h):
+            a = s0[k]
+            b = s1[k]
+            s0[k] = a + b
+            s1[k] = a - b
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def _stages(x, start, stop, h, end):
+    """Butterfly stages ``h, 2h, ...`` below ``end`` on ``x[start:stop]``."""
+    while h < end:
+        left = 0  # stages still to do: log2(end / h)
+        r = end // h
+        while r > 1:
+            r >>= 1
+            left += 1
+        if left == 1:
+            _radix2(x, start, stop, h)
+            h *= 2
+        elif h < 32 or left == 2 or left == 4:
+            # a radix-8 pass with short streams (h < 32) runs slower than radix-4:
+            # its vector loop barely starts before the alias checks repeat
+            _radix4(x, start, stop, h)
+            h *= 4
+        else:
+            _radix8(x, start, stop, h)
+            h *= 8
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def fwht_row(x):
+    """In place, ``x <- H_n x`` for one contiguous 1-D row of length ``n = 2**k``.
+
+    Serial and ``nogil``: the building block the feature maps call inside their
+    row blocks. The length is not checked here (see :func:`fwht`).
+
+    Parameters
+    ----------
+    x : ndarray of shape (n,), float32 or float64, C-contiguous
+
+    References
+    ----------
+    Fino, B. J. and Algazi, V. R. Unified matrix treatment of the fast
+    Walsh-Hadamard transform. IEEE Trans. Computers, 1976.
+    """
+    n = x.shape[0]
+    if n < 8:
+        _stages(x, 0, n, 1, n)
+        return
+    block = min(n, CACHE_BLOCK)
+    for b in range(0, n, block):
+        _base8(x, b, b + block)
+        _stages(x, b, b + block, 8, block)
+    if n > block:
+        _stages(x, 0, n, block, n)
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def fwht_rows(X, scale):
+    """In place, every row of the 2-D ``X`` becomes ``scale * H_n row`` (serial).
+
+    ``scale == 1`` skips the scaling pass.
+
+    Parameters
+    ----------
+    X : ndarray of shape (m, n), float32 or float64, C-contiguous
+    scale : scalar of the same dtype
+
+    References
+    ----------
+    Fino, B. J. and Algazi, V. R. Unified matrix treatment of the fast
+    Walsh-Hadamard transform. IEEE Trans. Computers, 1976.
+    """
+    for i in range(X.shape[0]):
+        row = X[i]
+        fwht_row(row)
+        if scale != 1:
+            for j in range(row.shape[0]):
+                row[j] *= scale
+
+
+@njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH)
+def _fwht_rows_parallel(X, scale):
+    for i in prange(X.shape[0]):
+        row = X[i]
+        fwht_row(row)
+        if scale != 1:
+            for j in range(row.shape[0]):
+                row[j] *= scale
+
+
+def check_power_of_two(n, name="n_features"):
+    """Reject a length that is not a power of two between 2 and 2**MAX_LOG2."""
+    if n < 2 or n & (n - 1) or n > 2**MAX_LOG2:
+        raise ValueError(f"{name} must be a power of two between 2 and 2**{MAX_LOG2}, got {n}")
+
+
+def next_power_of_two(n):
+    """Smallest power of two >= max(n, 2)."""
+    return 1 << max(1, math.ceil(math.log2(max(n, 2))))
+
+
+def fwht(X, normalize=False):
+    """Fast Walsh-Hadamard transform of each row of ``X``, in place.
+
+    Every row ``x`` becomes ``H_n x`` (``normalize=False``, the matrix of
+    ``scipy.linalg.hadamard(n)``) or ``H_n x / sqrt(n)`` (``normalize=True``, an
+    orthogonal transform). Rows run in parallel on Numba's threads.
+
+    Parameters
+    ----------
+    X : ndarray of shape (m, n)
+        float32 or float64, C-contiguous and writeable; ``n`` a power of two in
+        ``[2, 2**30]``.
+    normalize : bool, default=False
+
+    Returns
+    -------
+    X : the same array, transformed.
+
+    Raises
+    ------
+    TypeError
+        If ``X`` is not a NumPy array of float32 or float64.
+    ValueError
+        If ``X`` is not 2-D, not C-contiguous, read-only, or its width is not a
+        power of two.
+
+    References
+    ----------
+    Fino, B. J. and Algazi, V. R. Unified matrix treatment of the fast
+    Walsh-Hadamard transform. IEEE Transactions on Computers, 1976.
+    """
+    if not isinstance(X, np.ndarray):
+        raise TypeError(f"fwht needs a numpy.ndarray, got {type(X).__name__}")
+    if X.dtype not in (np.float32, np.float64):
+        raise TypeError(f"fwht needs a float32 or float64 array, got dtype {X.dtype}")
+    if X.ndim != 2:
+        raise ValueError(f"fwht needs a 2-D array (rows are transformed), got {X.ndim}-D")
+    if not X.flags.c_contiguous:
+        raise ValueError("fwht works in place and needs a C-contiguous array: pass np.ascontiguousarray(X)")
+    if not X.flags.writeable:
+        raise ValueError("fwht works in place and needs a writeable array")
+    check_power_of_two(X.shape[1], "the width of X")
+    scale = X.dtype.type(1.0 / math.sqrt(X.shape[1]) if normalize else 1.0)
+    if X.shape[0]:
+        _fwht_rows_parallel(X, scale)
+    return X
+
+
+# ------------------------------------------------------------------ helpers
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def load_signed(x, signs, buf):
+    """``buf <- [x * signs[:len(x)], 0, ..., 0]``: a row, sign-flipped and zero-padded."""
+    d = x.shape[0]
+    for k in range(d):
+        buf[k] = x[k] * signs[k]
+    for k in range(d, buf.shape[0]):
+        buf[k] = 0
+
+
+class HadamardGaussianMap(FeatureMap):
+    """Shared skeleton of the Hadamard-structured maps of the Gaussian kernel.
+
+    Subclasses draw ``n_blocks`` independent ``p x p`` blocks (``p`` = the input
+    width padded to a power of two) in ``_draw_blocks(p, n_blocks, rng)``, returning
+    a tuple of float64 arrays of shape ``(n_blocks, p)``, and project a row block in
+    ``_project(X, P, blocks)`` (a serial kernel writing ``X W^T`` into ``P``, whose
+    width may end inside the last block). The frequencies are then turned into
+    features by the epilogues of random Fourier features, exactly as in
+    :class:`kernelmaps.RandomFourierFeatures` with ``kernel='gaussian'``.
+    """
+
+    kernel_family = "shift_invariant"
+
+    def __init__(self, n_components=100, *, gamma="scale", output="cos", random_state=None):
+        self.n_components = n_components
+        self.gamma = gamma
+        self.output = output
+        self.random_state = random_state
+
+    def _fit(self, X, rng):
+        check_choice(self.output, "output", ("cos", "cossin"))
+        if self.output == "cossin" and self.n_components % 2:
+            raise ValueError(
+                f"output='cossin' needs an even n_components (cos and sin halves), got {self.n_components}"
+            )
+        self.gamma_ = resolve_gamma(self.gamma, X, "gaussian", rng)
+        n_freq = self.n_components if self.output == "cos" else self.n_components // 2
+        p = next_power_of_two(X.shape[1])
+        self.padded_features_ = p
+        self.n_blocks_ = -(-n_freq // p)
+        self.blocks_ = self._draw_blocks(p, self.n_blocks_, rng)
+        self.random_offset_ = (
+            rng.uniform(0.0, 2.0 * np.pi, size=n_freq) if self.output == "cos" else None
+        )
+
+    def _prepare_transform(self, dtype):
+        blocks = tuple(np.ascontiguousarray(b, dtype=dtype) if b.dtype.kind == "f" else b
+                       for b in self.blocks_)
+        offset = None if self.random_offset_ is None else self.random_offset_.astype(dtype)
+        return blocks, offset, dtype.type(np.sqrt(2.0 / self.n_components))
+
+    def _block_elements_per_row(self):
+        return self.n_components if self.output == "cos" else self.n_components // 2
+
+    def _transform_block(self, X, out, context):
+        blocks, offset, scale = context
+        if offset is not None:
+            self._project(X, out, blocks)
+            cos_features(out, offset, scale)
+        else:
+            P = np.empty((X.shape[0], self.n_components // 2), dtype=X.dtype)
+            self._project(X, P, blocks)
+            cossin_features(P, out, scale)
+
+    def _kernel_params(self):
+        return {"kernel": "gaussian", "gamma": self.gamma_}
+
+    @classmethod
+    def peers(cls):
+        from .rff import RandomFourierFeatures
+
+        return RandomFourierFeatures.peers()

@@ -1,0 +1,181 @@
+"""Subsampled randomized Hadamard transform (SRHT), a fast Johnson-Lindenstrauss map."""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ._base import FeatureMap, check_n_components
+from ._fastmath import FASTMATH
+from ._hadamard import fwht, fwht_row, load_signed, next_power_of_two
+
+__all__ = ["SRHT", "fwht", "srht_draw", "srht_apply", "srht"]
+
+
+def srht_draw(n_features, n_components, rng):
+    """Draw an SRHT from ``R^n_features`` to ``R^n_components``.
+
+    ``p`` is ``n_features`` padded to a power of two. The map stacks
+    ``n_blocks = ceil(n_components / p)`` randomized Hadamard transforms ``H B_b``
+    and keeps ``n_components`` of their ``n_blocks p`` coordinates, drawn without
+    replacement, scaled by ``1 / sqrt(n_components)``.
+
+    Why this scale: with random signs, every coordinate ``(H B x)_j`` satisfies
+    ``E[(H B x)_j (H B y)_j] = sum_k H_jk^2 x_k y_k = <x, y>``, so the average of
+    any ``E`` kept coordinates' products is unbiased, and
+    ``E[<f(x), f(y)>] = <x, y>``, in particular ``E ||f(x)||^2 = ||x||^2``. (For
+    one block this is the textbook ``sqrt(p/E) P (H/sqrt(p)) B``.)
+
+    Parameters
+    ----------
+    n_features, n_components : int
+    rng : numpy.random.RandomState
+
+    Returns
+    -------
+    signs : ndarray of shape (n_blocks, p), float64
+    index : ndarray of shape (n_components,), int64
+        Sorted coordinates kept, in ``[0, n_blocks p)``.
+
+    References
+    ----------
+    Tropp, J. A. Improved analysis of the subsampled randomized Hadamard
+    transform. Advances in Adaptive Data Analysis, 2011.
+    Hamid, R., Xiao, Y., Gittens, A. and DeCoste, D. Compact random feature maps.
+    ICML 2014, section 3.4 (SRHT down-projection).
+    """
+    n_components = check_n_components(n_components)
+    p = next_power_of_two(n_features)
+    n_blocks = -(-n_components // p)
+    signs = rng.choice(np.array([-1.0, 1.0]), size=(n_blocks, p))
+    index = np.sort(rng.choice(n_blocks * p, size=n_components, replace=False)).astype(np.int64)
+    return signs, index
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def srht_apply(X, signs, index, scale, out):
+    """``out[i] <- scale * (H B_b x_i)[index]`` over the stacked blocks (serial, ``nogil``).
+
+    Parameters
+    ----------
+    X : ndarray of shape (m, d), float32 or float64, ``d <= p``
+    signs : ndarray of shape (n_blocks, p), same dtype
+    index : ndarray of shape (E,), int64, sorted, in ``[0, n_blocks p)``
+    scale : scalar of the same dtype, usually ``1 / sqrt(E)``
+    out : ndarray of shape (m, E), same dtype
+
+    References
+    ----------
+    Tropp, J. A. Improved analysis of the subsampled randomized Hadamard
+    transform. Advances in Adaptive Data Analysis, 2011.
+    """
+    m = X.shape[0]
+    n_blocks, p = signs.shape
+    E = index.shape[0]
+    a = np.empty(p, dtype=X.dtype)
+    for i in range(m):
+        j = 0
+        for b in range(n_blocks):
+            lo = b * p
+            if j >= E or index[j] >= lo + p:
+                continue  # no coordinate of this block is kept
+            load_signed(X[i], signs[b], a)
+            fwht_row(a)
+            while j < E and index[j] < lo + p:
+                out[i, j] = scale * a[index[j] - lo]
+                j += 1
+
+
+def srht(X, signs, index, out=None):
+    """Apply a drawn SRHT (see :func:`srht_draw`) to the rows of any (n, d) block.
+
+    The function-level API for maps that project down inside their own row blocks
+    (CRAFTMaps): serial, so call it from one worker per block.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float32 or float64
+    signs, index : from :func:`srht_draw`
+    out : ndarray of shape (n, len(index)) of X's dtype, optional
+
+    Returns
+    -------
+    out : ndarray of shape (n, len(index))
+
+    References
+    ----------
+    Tropp, J. A. Improved analysis of the subsampled randomized Hadamard
+    transform. Advances in Adaptive Data Analysis, 2011.
+    """
+    X = np.ascontiguousarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    if X.ndim != 2 or X.shape[1] > signs.shape[1]:
+        raise ValueError(f"X must be 2-D with at most {signs.shape[1]} columns, got shape {X.shape}")
+    if out is None:
+        out = np.empty((X.shape[0], index.shape[0]), dtype=X.dtype)
+    srht_apply(X, np.ascontiguousarray(signs, dtype=X.dtype), np.ascontiguousarray(index, dtype=np.int64),
+               X.dtype.type(1.0 / math.sqrt(index.shape[0])), out)
+    return out
+
+
+class SRHT(FeatureMap):
+    """Subsampled randomized Hadamard transform: a fast linear (JL) projection.
+
+    ``f(x) = (1 / sqrt(D)) [H B_1 x, H B_2 x, ...]_S`` with ``x`` zero-padded to a
+    power of two ``p``, ``B_b`` random sign diagonals, ``H`` the Walsh-Hadamard
+    matrix and ``S`` a random set of ``D = n_components`` of the
+    ``ceil(D/p) p`` coordinates. Inner products are preserved in expectation,
+    ``E[f(x) . f(y)] = x . y``: the map approximates the linear kernel. Cost:
+    ``O(ceil(D/p) p log p)`` time per row, ``O(D)`` memory for the map.
+
+    Parameters
+    ----------
+    n_components : int, default=100
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    signs_ : ndarray of shape (n_blocks, p)
+    index_ : ndarray of shape (n_components,)
+
+    References
+    ----------
+    Tropp, J. A. Improved analysis of the subsampled randomized Hadamard
+    transform. Advances in Adaptive Data Analysis, 2011.
+    Hamid, R., Xiao, Y., Gittens, A. and DeCoste, D. Compact random feature maps.
+    ICML 2014 (as the CRAFTMaps down-projection).
+    """
+
+    name = "srht"
+    paper = "Tropp, Improved analysis of the subsampled randomized Hadamard transform, 2011"
+    kernel_family = "linear"
+    test_params = {"n_components": 64}
+    benchmark = None
+
+    def __init__(self, n_components=100, random_state=None):
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def _fit(self, X, rng):
+        self.signs_, self.index_ = srht_draw(X.shape[1], self.n_components, rng)
+
+    def _prepare_transform(self, dtype):
+        return (np.ascontiguousarray(self.signs_, dtype=dtype), self.index_,
+                dtype.type(1.0 / math.sqrt(self.n_components)))
+
+    def _block_elements_per_row(self):
+        return self.n_components
+
+    def _transform_block(self, X, out, context):
+        srht_apply(X, *context, out)
+
+    def _kernel_gram(self, X, Y):
+        from sklearn.utils.validation import check_is_fitted
+
+        from ._base import check_float_array
+
+        check_is_fitted(self)
+        X = check_float_array(self, X, reset=False)
+        Y = X if Y is None else check_float_array(self, Y, reset=False)
+        return np.asarray(X, dtype=np.float64) @ np.asarray(Y, dtype=np.float64).T

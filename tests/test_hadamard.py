@@ -1,0 +1,71 @@
+"""The FWHT kernels against scipy.linalg.hadamard."""
+
+import numpy as np
+import pytest
+from scipy.linalg import hadamard
+
+import kernelmaps
+from kernelmaps._hadamard import fwht_row, fwht_rows
+
+
+@pytest.mark.parametrize("n", [2, 4, 8, 16, 64, 512, 2048, 4096, 8192])
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 2e-5)])
+def test_fwht_matches_scipy_hadamard(n, dtype, rtol):
+    rng = np.random.default_rng(n)
+    X = rng.standard_normal((5, n)).astype(dtype)
+    expected = X.astype(np.float64) @ hadamard(n).T
+    got = kernelmaps.fwht(X.copy())
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * np.sqrt(n) * 4)
+    np.testing.assert_allclose(kernelmaps.fwht(X.copy(), normalize=True), expected / np.sqrt(n),
+                               rtol=rtol, atol=rtol * 4)
+
+
+def test_fwht_is_in_place_and_an_involution_up_to_n():
+    X = np.random.default_rng(0).standard_normal((3, 1 << 15))
+    Y = X.copy()
+    assert kernelmaps.fwht(Y) is Y
+    kernelmaps.fwht(Y)
+    np.testing.assert_allclose(Y / Y.shape[1], X, atol=1e-12)
+
+
+def test_large_row_matches_the_recursive_definition():
+    n = 1 << 20
+    x = np.random.default_rng(1).standard_normal((1, n))
+    half = n // 2
+    lo, hi = x[:, :half].copy(), x[:, half:].copy()
+    kernelmaps.fwht(lo)
+    kernelmaps.fwht(hi)
+    np.testing.assert_allclose(kernelmaps.fwht(x.copy()), np.hstack([lo + hi, lo - hi]), rtol=1e-10, atol=1e-9)
+
+
+def test_serial_kernels_agree_with_the_public_function():
+    X = np.random.default_rng(2).standard_normal((4, 256))
+    A = X.copy()
+    fwht_rows(A, 1.0)
+    for row in X:
+        fwht_row(row)
+    np.testing.assert_array_equal(A, X)
+
+
+@pytest.mark.parametrize(
+    "bad, error, message",
+    [
+        (np.ones((3, 6)), ValueError, "power of two"),
+        (np.ones((3, 1)), ValueError, "power of two"),
+        (np.ones(8), ValueError, "2-D"),
+        (np.ones((3, 8), dtype=np.int64), TypeError, "float32 or float64"),
+        (np.ones((8, 3)).T, ValueError, "C-contiguous"),
+        ([[1.0, 2.0]], TypeError, "ndarray"),
+    ],
+)
+def test_fwht_rejects_bad_input(bad, error, message):
+    with pytest.raises(error, match=message):
+        kernelmaps.fwht(bad)
+
+
+def test_fwht_rejects_read_only():
+    X = np.ones((2, 4))
+    X.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        kernelmaps.fwht(X)
