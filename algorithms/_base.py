@@ -16,6 +16,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._kernels import exact_kernel
+from ._parallel import n_worker_threads, run_row_blocks  # noqa: F401  (re-exported)
 
 #: name -> class, filled as the algorithm modules are imported.
 REGISTRY: dict = {}
@@ -142,49 +143,6 @@ def block_rows(n_bytes_per_row, n_features):
     n_bytes_per_row = max(1, n_bytes_per_row)
     rows = max(16, BLOCK_BYTES // n_bytes_per_row, n_features // 2)
     return int(max(1, min(rows, MAX_BLOCK_BYTES // n_bytes_per_row)))
-
-
-_BLAS_CONTROLLER = None
-
-
-def _blas_controller():
-    global _BLAS_CONTROLLER
-    if _BLAS_CONTROLLER is None:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS_CONTROLLER = ThreadpoolController()
-    return _BLAS_CONTROLLER
-
-
-def n_worker_threads():
-    """Worker threads for row blocks: Numba's thread count (``NUMBA_NUM_THREADS``)."""
-    import numba
-
-    return max(1, numba.get_num_threads())
-
-
-def run_row_blocks(n_rows, step, work):
-    """Call ``work(start, stop)`` for consecutive row blocks on a thread pool.
-
-    Each block runs BLAS single-threaded followed by serial ``nogil`` Numba code on
-    one worker, so a block's product is still in cache for its epilogue and the
-    BLAS and Numba thread pools never compete for the cores (with 2 cores,
-    interleaving a threaded GEMM and a ``prange`` epilogue per block was measured
-    3-9x slower). Because every block is computed the same way whatever the
-    number of workers, results are bit-identical for any thread count.
-    """
-    blocks = [(start, min(n_rows, start + step)) for start in range(0, n_rows, step)]
-    n_threads = min(n_worker_threads(), len(blocks))
-    with _blas_controller().limit(limits=1, user_api="blas"):
-        if n_threads <= 1:
-            for start, stop in blocks:
-                work(start, stop)
-            return
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=n_threads) as pool:
-            for future in [pool.submit(work, start, stop) for start, stop in blocks]:
-                future.result()
 
 
 class KernelName(str):

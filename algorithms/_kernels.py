@@ -17,8 +17,9 @@ prints ``prod 2/(1+d^2)``, whose value at 0 is ``2^d`` and which is not what the
 spectral density ``prod e^{-|w_j|}/2`` transforms to.
 
 Gram matrices are one BLAS product (for the squared distances or inner products)
-plus a vectorized Numba epilogue; the L1 and Cauchy kernels, which have no BLAS
-form, are Numba loops over rows.
+plus the vectorized Numba epilogue :func:`kernel_block` over row blocks; the L1
+and Cauchy kernels, which have no BLAS form, are computed in it directly. The same
+serial kernel serves Nystroem's transform and the exact SVM's kernel columns.
 
 References
 ----------
@@ -28,10 +29,11 @@ Rahimi, A. and Recht, B. Random features for large-scale kernel machines. NIPS 2
 import numbers
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 from scipy.spatial.distance import cdist
 
 from ._fastmath import FASTMATH, vexp
+from ._parallel import run_row_blocks
 
 KERNELS = ("gaussian", "laplacian", "cauchy", "polynomial", "exponential")
 SHIFT_INVARIANT = ("gaussian", "laplacian", "cauchy")
@@ -53,74 +55,79 @@ def canonical_kernel(kernel, allowed=KERNELS):
     return name
 
 
-# ------------------------------------------------------------------ epilogues
-@njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH)
-def _gaussian_from_gram(G, sq_x, sq_y, gamma):
-    """In place: ``G[i, j] <- exp(-gamma * max(|x_i|^2 + |y_j|^2 - 2 G[i, j], 0))``."""
+# ------------------------------------------------------------------ kernels
+KERNEL_CODES = {"gaussian": 0, "exponential": 1, "polynomial": 2, "laplacian": 3, "cauchy": 4}
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
+    """In place, turn ``G`` into the kernel block ``K(X, V)``.
+
+    For the dot-product-based kernels (``code`` 0-2) ``G`` holds the BLAS product
+    ``X V^T`` on entry and this is its element-wise epilogue; the L1 and Cauchy
+    kernels (``code`` 3-4) have no BLAS form and are computed here from ``X`` and
+    ``V``. Serial and ``nogil``: it runs on one row block of a thread pool.
+
+    Parameters
+    ----------
+    G : ndarray of shape (n, m), float32 or float64
+    X : ndarray of shape (n, d), same dtype
+    V : ndarray of shape (m, d), same dtype (landmarks)
+    sq_v : ndarray of shape (m,), same dtype, ``|v_j|^2``
+    code : int
+        0 gaussian ``exp(-g |x-v|^2)``, 1 exponential ``exp(g <x,v>)``,
+        2 polynomial ``(g <x,v> + c)^p``, 3 laplacian ``exp(-g |x-v|_1)``,
+        4 cauchy ``prod 1/(1 + g (x_k-v_k)^2)``.
+    gamma, coef0 : scalars of the dtype
+    degree : int
+
+    References
+    ----------
+    Williams, C. K. I. and Seeger, M. Using the Nyström method to speed up kernel
+    machines. NIPS 2001.
+    """
     n, m = G.shape
+    d = X.shape[1]
     zero = gamma - gamma
-    for i in prange(n):
-        row = G[i]
-        xi = sq_x[i]
-        for j in range(m):
-            d = xi + sq_y[j] - 2 * row[j]
-            d = d if d > zero else zero
-            row[j] = vexp(-gamma * d)
-
-
-@njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH)
-def _exp_of_scaled(G, gamma):
-    """In place: ``G <- exp(gamma * G)``."""
-    n, m = G.shape
-    for i in prange(n):
-        row = G[i]
-        for j in range(m):
-            row[j] = vexp(gamma * row[j])
-
-
-@njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH)
-def _polynomial_from_gram(G, gamma, coef0, degree):
-    """In place: ``G <- (gamma G + coef0)^degree`` for an integer degree >= 0."""
-    n, m = G.shape
     one = gamma / gamma
-    for i in prange(n):
+    for i in range(n):
         row = G[i]
-        for j in range(m):
-            base = gamma * row[j] + coef0
-            acc = one
-            for _ in range(degree):
-                acc *= base
-            row[j] = acc
-
-
-@njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH)
-def _laplacian_gram(X, Y, gamma, out):
-    n, d = X.shape
-    m = Y.shape[0]
-    for i in prange(n):
         x = X[i]
-        for j in range(m):
-            y = Y[j]
-            s = gamma - gamma
+        if code == 0:
+            sq_x = zero
             for k in range(d):
-                s += abs(x[k] - y[k])
-            out[i, j] = vexp(-gamma * s)
-
-
-@njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH)
-def _cauchy_gram(X, Y, gamma, out):
-    n, d = X.shape
-    m = Y.shape[0]
-    one = gamma / gamma
-    for i in prange(n):
-        x = X[i]
-        for j in range(m):
-            y = Y[j]
-            p = one
-            for k in range(d):
-                t = x[k] - y[k]
-                p *= one + gamma * t * t
-            out[i, j] = one / p
+                sq_x += x[k] * x[k]
+            for j in range(m):
+                t = sq_x + sq_v[j] - 2 * row[j]
+                t = t if t > zero else zero
+                row[j] = vexp(-gamma * t)
+        elif code == 1:
+            for j in range(m):
+                row[j] = vexp(gamma * row[j])
+        elif code == 2:
+            for j in range(m):
+                base = gamma * row[j] + coef0
+                acc = one
+                for _ in range(degree):
+                    acc *= base
+                row[j] = acc
+        elif code == 3:
+            for j in range(m):
+                v = V[j]
+                s = zero
+                for k in range(d):
+                    s += abs(x[k] - v[k])
+                row[j] = s
+            for j in range(m):
+                row[j] = vexp(-gamma * row[j])
+        else:
+            for j in range(m):
+                v = V[j]
+                p = one
+                for k in range(d):
+                    t = x[k] - v[k]
+                    p *= one + gamma * t * t
+                row[j] = one / p
 
 
 def _as_pair(X, Y):
@@ -145,6 +152,20 @@ def _check_degree(degree):
     if isinstance(degree, (bool, np.bool_)) or not isinstance(degree, numbers.Integral) or degree < 0:
         raise ValueError(f"degree must be a non-negative integer, got {degree!r}")
     return int(degree)
+
+
+def check_kernel_params(kernel, degree, coef0):
+    """Validated ``(canonical kernel name, degree, coef0)`` of a kernel estimator.
+
+    Shared by the Nyström map and the exact baselines; raises ``ValueError`` naming
+    the bad parameter.
+    """
+    kernel = canonical_kernel(kernel, KERNELS)
+    degree = _check_degree(degree)
+    if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real) \
+            or not np.isfinite(coef0):
+        raise ValueError(f"coef0 must be a finite real number, got {coef0!r}")
+    return kernel, degree, float(coef0)
 
 
 def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0):
@@ -173,32 +194,21 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     gamma = float(gamma)
     if not (np.isfinite(gamma) and gamma > 0):
         raise ValueError(f"gamma must be finite and > 0, got {gamma}")
-    X, Y, dtype = _as_pair(X, Y)
-    g = dtype(gamma)
-    if kernel == "gaussian":
-        G = X @ Y.T
-        sq_x = np.einsum("ij,ij->i", X, X)
-        sq_y = sq_x if Y is X else np.einsum("ij,ij->i", Y, Y)
-        _gaussian_from_gram(G, sq_x, sq_y, g)
-        if Y is X:
-            # exact 1 on the diagonal, whatever the cancellation in |x|^2 - 2<x,x> + |x|^2
-            np.fill_diagonal(G, 1.0)
-        return G
-    if kernel == "exponential":
-        G = X @ Y.T
-        _exp_of_scaled(G, g)
-        return G
     if kernel == "polynomial":
         degree = _check_degree(degree)
-        G = X @ Y.T
-        _polynomial_from_gram(G, g, dtype(coef0), degree)
-        return G
-    out = np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
-    if kernel == "laplacian":
-        _laplacian_gram(X, Y, g, out)
-    else:
-        _cauchy_gram(X, Y, g, out)
-    return out
+    X, Y, dtype = _as_pair(X, Y)
+    code = KERNEL_CODES[kernel]
+    # the dot-product based kernels start from one (threaded) BLAS product
+    G = X @ Y.T if code <= 2 else np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
+    sq_y = np.einsum("ij,ij->i", Y, Y)
+    g, c0, p = dtype(gamma), dtype(coef0), int(degree) if kernel == "polynomial" else 0
+    step = max(16, (4 * 2**20) // (max(1, Y.shape[0]) * G.itemsize))
+    run_row_blocks(X.shape[0], step,
+                   lambda start, stop: kernel_block(G[start:stop], X[start:stop], Y, sq_y, code, g, c0, p))
+    if kernel == "gaussian" and Y is X:
+        # exact 1 on the diagonal, whatever the cancellation in |x|^2 - 2<x,x> + |x|^2
+        np.fill_diagonal(G, 1.0)
+    return G
 
 
 # ----------------------------------------------------------------- bandwidths

@@ -8,7 +8,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import FLOAT_DTYPES, KernelParameter, RegisteredEstimator, check_positive
 from ._kernels import exact_kernel, resolve_gamma
 from .kernel_svc import classes_from_scores, encode_classes
-from .nystroem import check_kernel_params
+from ._kernels import check_kernel_params
 
 __all__ = ["KernelRidge", "KernelRidgeClassifier"]
 

@@ -12,8 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._base import (FLOAT_DTYPES, KernelParameter, RegisteredEstimator, check_choice, check_n_components,
                     check_positive)
 from ._fastmath import FASTMATH
-from ._kernels import exact_kernel, resolve_gamma
-from .nystroem import KERNEL_CODES, check_kernel_params, kernel_block
+from ._kernels import KERNEL_CODES, check_kernel_params, exact_kernel, kernel_block, resolve_gamma
 
 __all__ = ["KernelSVC", "greedy_coordinate_descent", "kernel_column"]
 
@@ -40,14 +39,14 @@ def kernel_column(i, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_own
 
     A hit refreshes the slot's time stamp; a miss evicts the least recently used
     slot (empty slots, stamped -1, go first) and computes the column as one BLAS
-    matrix-vector product plus the epilogue :func:`kernelmaps.nystroem.kernel_block`.
+    matrix-vector product plus the epilogue :func:`kernelmaps._kernels.kernel_block`.
 
     Parameters
     ----------
     i : int
     X : ndarray of shape (n, d), float64
     sq : ndarray of shape (n,), ``|x_j|^2``
-    code, gamma, coef0, degree : kernel (see :func:`kernelmaps.nystroem.kernel_block`)
+    code, gamma, coef0, degree : kernel (see :func:`kernelmaps._kernels.kernel_block`)
     cache : ndarray of shape (n_slots, n), float64
     slot_of : ndarray of shape (n,), int64, slot of column i or -1
     slot_owner : ndarray of shape (n_slots,), int64, column held or -1

@@ -1,107 +1,18 @@
 """The Nyström method: kernel features from the Gram matrix of a few landmarks."""
 
-import numbers
 
 import numpy as np
-from numba import njit
 
 from ._base import FeatureMap, KernelParameter, check_choice
-from ._fastmath import FASTMATH, vexp
-from ._kernels import KERNELS, _check_degree, canonical_kernel, exact_kernel, resolve_gamma
+from ._kernels import KERNEL_CODES, check_kernel_params, exact_kernel, kernel_block, resolve_gamma
 
-__all__ = ["Nystroem", "kernel_block", "ridge_leverage_scores", "KERNEL_CODES"]
+__all__ = ["Nystroem", "ridge_leverage_scores"]
 
 #: Kernel name -> integer code of :func:`kernel_block` (Numba takes no strings).
-KERNEL_CODES = {"gaussian": 0, "exponential": 1, "polynomial": 2, "laplacian": 3, "cauchy": 4}
 #: Eigenvalues of the landmark Gram below ``EIG_FLOOR * max eigenvalue`` are dropped.
 EIG_FLOOR = 1e-12
 #: Candidate pool of leverage sampling: ``LEVERAGE_POOL * n_components`` rows.
 LEVERAGE_POOL = 3
-
-
-@njit(cache=True, nogil=True, fastmath=FASTMATH)
-def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
-    """In place, turn ``G`` into the kernel block ``K(X, V)``.
-
-    For the dot-product-based kernels (``code`` 0-2) ``G`` holds the BLAS product
-    ``X V^T`` on entry and this is its element-wise epilogue; the L1 and Cauchy
-    kernels (``code`` 3-4) have no BLAS form and are computed here from ``X`` and
-    ``V``. Serial and ``nogil``: it runs on one row block of a thread pool.
-
-    Parameters
-    ----------
-    G : ndarray of shape (n, m), float32 or float64
-    X : ndarray of shape (n, d), same dtype
-    V : ndarray of shape (m, d), same dtype (landmarks)
-    sq_v : ndarray of shape (m,), same dtype, ``|v_j|^2``
-    code : int
-        0 gaussian ``exp(-g |x-v|^2)``, 1 exponential ``exp(g <x,v>)``,
-        2 polynomial ``(g <x,v> + c)^p``, 3 laplacian ``exp(-g |x-v|_1)``,
-        4 cauchy ``prod 1/(1 + g (x_k-v_k)^2)``.
-    gamma, coef0 : scalars of the dtype
-    degree : int
-
-    References
-    ----------
-    Williams, C. K. I. and Seeger, M. Using the Nyström method to speed up kernel
-    machines. NIPS 2001.
-    """
-    n, m = G.shape
-    d = X.shape[1]
-    zero = gamma - gamma
-    one = gamma / gamma
-    for i in range(n):
-        row = G[i]
-        x = X[i]
-        if code == 0:
-            sq_x = zero
-            for k in range(d):
-                sq_x += x[k] * x[k]
-            for j in range(m):
-                t = sq_x + sq_v[j] - 2 * row[j]
-                t = t if t > zero else zero
-                row[j] = vexp(-gamma * t)
-        elif code == 1:
-            for j in range(m):
-                row[j] = vexp(gamma * row[j])
-        elif code == 2:
-            for j in range(m):
-                base = gamma * row[j] + coef0
-                acc = one
-                for _ in range(degree):
-                    acc *= base
-                row[j] = acc
-        elif code == 3:
-            for j in range(m):
-                v = V[j]
-                s = zero
-                for k in range(d):
-                    s += abs(x[k] - v[k])
-                row[j] = s
-            for j in range(m):
-                row[j] = vexp(-gamma * row[j])
-        else:
-            for j in range(m):
-                v = V[j]
-                p = one
-                for k in range(d):
-                    t = x[k] - v[k]
-                    p *= one + gamma * t * t
-                row[j] = one / p
-
-
-def check_kernel_params(kernel, degree, coef0):
-    """Validated ``(canonical kernel name, degree, coef0)`` of a kernel estimator.
-
-    Shared by the Nyström map and the exact baselines; raises ``ValueError`` naming
-    the bad parameter.
-    """
-    kernel = canonical_kernel(kernel, KERNELS)
-    degree = _check_degree(degree)
-    if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real) \
-            or not np.isfinite(coef0):
-        raise ValueError(f"coef0 must be a finite real number, got {coef0!r}")
-    return kernel, degree, float(coef0)
 
 
 def ridge_leverage_scores(K, n_components):

@@ -13,7 +13,7 @@ from sklearn.svm import SVC
 from kernelmaps import KernelRidge, KernelRidgeClassifier, KernelSVC, datasets
 from kernelmaps._kernels import exact_kernel
 from kernelmaps.kernel_svc import greedy_coordinate_descent, kernel_column
-from kernelmaps.nystroem import KERNEL_CODES
+from kernelmaps._kernels import KERNEL_CODES
 
 
 def cache_state(n, n_slots):

@@ -7,7 +7,8 @@ from sklearn.kernel_approximation import Nystroem as SkNystroem
 from sklearn.preprocessing import StandardScaler
 
 from kernelmaps import Nystroem, datasets, relative_frobenius_error
-from kernelmaps.nystroem import KERNEL_CODES, kernel_block, ridge_leverage_scores
+from kernelmaps._kernels import KERNEL_CODES, kernel_block
+from kernelmaps.nystroem import ridge_leverage_scores
 
 
 def reference_kernel(X, V, kernel, gamma, coef0, degree):
