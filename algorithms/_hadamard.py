@@ -31,10 +31,8 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._base import FeatureMap, check_choice
+from ._cosine_map import CosineFeatureMap
 from ._fastmath import FASTMATH
-from ._kernels import resolve_gamma
-from .rff import cos_features, cossin_features
 
 __all__ = ["fwht"]
 
@@ -301,66 +299,23 @@ def load_signed(x, signs, buf):
         buf[k] = 0
 
 
-class HadamardGaussianMap(FeatureMap):
-    """Shared skeleton of the Hadamard-structured maps of the Gaussian kernel.
+class HadamardGaussianMap(CosineFeatureMap):
+    """Skeleton of the Hadamard-structured maps of the Gaussian kernel.
 
     Subclasses draw ``n_blocks`` independent ``p x p`` blocks (``p`` = the input
     width padded to a power of two) in ``_draw_blocks(p, n_blocks, rng)``, returning
-    a tuple of float64 arrays of shape ``(n_blocks, p)``, and project a row block in
+    a tuple of arrays of shape ``(n_blocks, p)``, and project a row block in
     ``_project(X, P, blocks)`` (a serial kernel writing ``X W^T`` into ``P``, whose
-    width may end inside the last block). The frequencies are then turned into
-    features by the epilogues of random Fourier features, exactly as in
-    :class:`kernelmaps.RandomFourierFeatures` with ``kernel='gaussian'``.
+    width may end inside the last block). The rest is
+    :class:`kernelmaps._cosine_map.CosineFeatureMap`.
     """
 
-    kernel_family = "shift_invariant"
-
-    def __init__(self, n_components=100, *, gamma="scale", output="cos", random_state=None):
-        self.n_components = n_components
-        self.gamma = gamma
-        self.output = output
-        self.random_state = random_state
-
-    def _fit(self, X, rng):
-        check_choice(self.output, "output", ("cos", "cossin"))
-        if self.output == "cossin" and self.n_components % 2:
-            raise ValueError(
-                f"output='cossin' needs an even n_components (cos and sin halves), got {self.n_components}"
-            )
-        self.gamma_ = resolve_gamma(self.gamma, X, "gaussian", rng)
-        n_freq = self.n_components if self.output == "cos" else self.n_components // 2
-        p = next_power_of_two(X.shape[1])
+    def _draw(self, n_features, n_frequencies, scale, rng):
+        p = next_power_of_two(n_features)
         self.padded_features_ = p
-        self.n_blocks_ = -(-n_freq // p)
+        self.n_blocks_ = -(-n_frequencies // p)
         self.blocks_ = self._draw_blocks(p, self.n_blocks_, rng)
-        self.random_offset_ = (
-            rng.uniform(0.0, 2.0 * np.pi, size=n_freq) if self.output == "cos" else None
-        )
 
-    def _prepare_transform(self, dtype):
-        blocks = tuple(np.ascontiguousarray(b, dtype=dtype) if b.dtype.kind == "f" else b
-                       for b in self.blocks_)
-        offset = None if self.random_offset_ is None else self.random_offset_.astype(dtype)
-        return blocks, offset, dtype.type(np.sqrt(2.0 / self.n_components))
-
-    def _block_elements_per_row(self):
-        return self.n_components if self.output == "cos" else self.n_components // 2
-
-    def _transform_block(self, X, out, context):
-        blocks, offset, scale = context
-        if offset is not None:
-            self._project(X, out, blocks)
-            cos_features(out, offset, scale)
-        else:
-            P = np.empty((X.shape[0], self.n_components // 2), dtype=X.dtype)
-            self._project(X, P, blocks)
-            cossin_features(P, out, scale)
-
-    def _kernel_params(self):
-        return {"kernel": "gaussian", "gamma": self.gamma_}
-
-    @classmethod
-    def peers(cls):
-        from .rff import RandomFourierFeatures
-
-        return RandomFourierFeatures.peers()
+    def _prepare_projection(self, dtype):
+        return tuple(np.ascontiguousarray(b, dtype=dtype) if b.dtype.kind == "f" else b
+                     for b in self.blocks_)

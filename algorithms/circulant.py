@@ -10,7 +10,7 @@ them. Convention, the paper's eq. 12 and ``scipy.linalg.circulant``'s:
 import numpy as np
 import scipy.fft
 
-from .orf import GaussianProjectionMap
+from ._cosine_map import CosineFeatureMap
 
 __all__ = [
     "CirculantRandomFeatures",
@@ -114,7 +114,7 @@ def circulant_project(X, spectra, n_outputs):
     return P.reshape(n, -1)[:, :n_outputs]
 
 
-class CirculantRandomFeatures(GaussianProjectionMap):
+class CirculantRandomFeatures(CosineFeatureMap):
     """Randomized circulant nonlinear map for the Gaussian kernel.
 
     ``z(x) = sqrt(2/D) cos(R D x + b)`` with ``R = circ(r)``, ``r ~ N(0, 2 gamma I)``,

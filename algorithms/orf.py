@@ -2,9 +2,8 @@
 
 import numpy as np
 
-from ._base import FeatureMap, check_choice, n_worker_threads, run_row_blocks
-from ._kernels import resolve_gamma
-from .rff import RandomFourierFeatures, cos_features, cossin_features
+from ._base import n_worker_threads, run_row_blocks
+from ._cosine_map import CosineFeatureMap
 
 __all__ = ["OrthogonalRandomFeatures", "draw_orthogonal_gaussian"]
 
@@ -59,67 +58,7 @@ def draw_orthogonal_gaussian(n_features, n_frequencies, scale, rng):
     return np.ascontiguousarray(W * scale)
 
 
-class GaussianProjectionMap(FeatureMap):
-    """Shared skeleton of the random maps ``cos(W x + b)`` of the Gaussian kernel
-    whose ``W`` is structured (orthogonal, circulant).
-
-    Subclasses draw their projection in ``_draw(n_features, n_frequencies, scale,
-    rng)`` (rows imitating ``N(0, scale^2 I)``, ``scale = sqrt(2 gamma)``), cast it
-    for a transform in ``_prepare_projection(dtype)`` and write ``X W^T`` into a
-    preallocated block in ``_project(X, P, projection)``. The epilogues, the
-    exact kernel and the peer are those of
-    :class:`kernelmaps.RandomFourierFeatures`, with the same ``gamma`` semantics.
-
-    References
-    ----------
-    Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
-    NIPS 2007.
-    """
-
-    kernel_family = "shift_invariant"
-
-    def __init__(self, n_components=100, *, gamma="scale", output="cos", random_state=None):
-        self.n_components = n_components
-        self.gamma = gamma
-        self.output = output
-        self.random_state = random_state
-
-    peers = RandomFourierFeatures.__dict__["peers"]
-    _kernel_params = RandomFourierFeatures._kernel_params
-
-    def _n_frequencies(self):
-        return self.n_components if self.output == "cos" else self.n_components // 2
-
-    def _fit(self, X, rng):
-        check_choice(self.output, "output", ("cos", "cossin"))
-        if self.output == "cossin" and self.n_components % 2:
-            raise ValueError(
-                f"output='cossin' needs an even n_components (cos and sin halves), got {self.n_components}"
-            )
-        self.kernel_ = "gaussian"
-        self.gamma_ = resolve_gamma(self.gamma, X, "gaussian", rng)
-        n_freq = self._n_frequencies()
-        self._draw(X.shape[1], n_freq, np.sqrt(2.0 * self.gamma_), rng)
-        self.random_offset_ = (
-            rng.uniform(0.0, 2.0 * np.pi, size=n_freq) if self.output == "cos" else None
-        )
-
-    def _prepare_transform(self, dtype):
-        offset = None if self.random_offset_ is None else self.random_offset_.astype(dtype)
-        return self._prepare_projection(dtype), offset, dtype.type(np.sqrt(2.0 / self.n_components))
-
-    def _transform_block(self, X, out, context):
-        projection, offset, scale = context
-        if offset is not None:
-            self._project(X, out, projection)
-            cos_features(out, offset, scale)
-        else:
-            P = np.empty((X.shape[0], self.n_components // 2), dtype=X.dtype)
-            self._project(X, P, projection)
-            cossin_features(P, out, scale)
-
-
-class OrthogonalRandomFeatures(GaussianProjectionMap):
+class OrthogonalRandomFeatures(CosineFeatureMap):
     """Orthogonal random features (ORF) for the Gaussian kernel.
 
     Random Fourier features whose frequency matrix is ``W = S Q`` per ``d x d``

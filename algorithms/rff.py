@@ -3,11 +3,10 @@
 import math
 
 import numpy as np
-from numba import njit
 
-from ._base import FeatureMap, KernelParameter, check_choice
-from ._fastmath import FASTMATH, row_needs_libm, trig_limit, vcos, vsincos
-from ._kernels import SHIFT_INVARIANT, canonical_kernel, exact_kernel, resolve_gamma
+from ._base import KernelParameter
+from ._cosine_map import CosineFeatureMap, cos_features, cossin_features
+from ._kernels import SHIFT_INVARIANT, canonical_kernel
 
 __all__ = ["RandomFourierFeatures", "draw_spectral", "cos_features", "cossin_features"]
 
@@ -43,79 +42,7 @@ def draw_spectral(kernel, gamma, shape, rng):
     raise ValueError(f"no spectral density for kernel {kernel!r}")
 
 
-@njit(cache=True, nogil=True, fastmath=FASTMATH)
-def cos_features(P, offset, scale):
-    """In place, ``P[i, j] <- scale * cos(P[i, j] + offset[j])``.
-
-    The RFF epilogue after the BLAS product ``P = X W``, run serially on one row
-    block (blocks run in parallel, see :func:`kernelmaps._base.run_row_blocks`).
-    Each row is one vectorized pass, or a libm pass for a row whose arguments
-    exceed the range of the polynomial cosine.
-
-    Parameters
-    ----------
-    P : ndarray of shape (n, D), float32 or float64, C-contiguous
-    offset : ndarray of shape (D,), same dtype
-    scale : scalar of the same dtype
-
-    References
-    ----------
-    Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
-    NIPS 2007, Algorithm 1.
-    """
-    n, m = P.shape
-    limit = trig_limit(scale)
-    for i in range(n):
-        row = P[i]
-        for j in range(m):
-            row[j] += offset[j]
-        if row_needs_libm(row, limit):
-            for j in range(m):
-                a = row[j]
-                row[j] = scale * (math.cos(a) if abs(a) > limit else vcos(a))
-        else:
-            for j in range(m):
-                row[j] = scale * vcos(row[j])
-
-
-@njit(cache=True, nogil=True, fastmath=FASTMATH)
-def cossin_features(P, out, scale):
-    """``out[i] <- scale * [cos(P[i]), sin(P[i])]``, sharing one range reduction.
-
-    Parameters
-    ----------
-    P : ndarray of shape (n, m), float32 or float64
-    out : ndarray of shape (n, 2 m), same dtype
-    scale : scalar of the same dtype
-
-    References
-    ----------
-    Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
-    NIPS 2007 (the ``[cos, sin]`` form of the complex feature).
-    """
-    n, m = P.shape
-    limit = trig_limit(scale)
-    for i in range(n):
-        row = P[i]
-        dst = out[i]
-        if row_needs_libm(row, limit):
-            for j in range(m):
-                a = row[j]
-                if abs(a) > limit:
-                    dst[j] = scale * math.cos(a)
-                    dst[m + j] = scale * math.sin(a)
-                else:
-                    s, c = vsincos(a)
-                    dst[j] = scale * c
-                    dst[m + j] = scale * s
-        else:
-            for j in range(m):
-                s, c = vsincos(row[j])
-                dst[j] = scale * c
-                dst[m + j] = scale * s
-
-
-class RandomFourierFeatures(FeatureMap):
+class RandomFourierFeatures(CosineFeatureMap):
     """Random Fourier features for shift-invariant kernels.
 
     ``z(x) = sqrt(2/D) cos(W^T x + b)`` with the columns of ``W`` drawn from the
@@ -174,42 +101,14 @@ class RandomFourierFeatures(FeatureMap):
         self.output = output
         self.random_state = random_state
 
-    @classmethod
-    def peers(cls):
-        from sklearn.kernel_approximation import RBFSampler
+    def _kernel_name(self):
+        return canonical_kernel(self.kernel, SHIFT_INVARIANT)
 
-        def rbf_sampler(n_components, random_state, gamma, **_):
-            return RBFSampler(gamma=gamma, n_components=n_components, random_state=random_state)
+    def _draw(self, n_features, n_frequencies, scale, rng):
+        self.random_weights_ = draw_spectral(self.kernel_, self.gamma_, (n_features, n_frequencies), rng)
 
-        return {"sklearn.RBFSampler": rbf_sampler}
+    def _prepare_projection(self, dtype):
+        return np.ascontiguousarray(self.random_weights_, dtype=dtype)
 
-    def _fit(self, X, rng):
-        kernel = canonical_kernel(self.kernel, SHIFT_INVARIANT)
-        check_choice(self.output, "output", ("cos", "cossin"))
-        if self.output == "cossin" and self.n_components % 2:
-            raise ValueError(
-                f"output='cossin' needs an even n_components (cos and sin halves), got {self.n_components}"
-            )
-        self.kernel_ = kernel
-        self.gamma_ = resolve_gamma(self.gamma, X, kernel, rng)
-        n_freq = self.n_components if self.output == "cos" else self.n_components // 2
-        self.random_weights_ = draw_spectral(kernel, self.gamma_, (X.shape[1], n_freq), rng)
-        self.random_offset_ = (
-            rng.uniform(0.0, 2.0 * np.pi, size=n_freq) if self.output == "cos" else None
-        )
-
-    def _prepare_transform(self, dtype):
-        W = np.ascontiguousarray(self.random_weights_, dtype=dtype)
-        offset = None if self.random_offset_ is None else self.random_offset_.astype(dtype)
-        return W, offset, dtype.type(np.sqrt(2.0 / self.n_components))
-
-    def _transform_block(self, X, out, context):
-        W, offset, scale = context
-        if offset is not None:
-            np.matmul(X, W, out=out)
-            cos_features(out, offset, scale)
-        else:
-            cossin_features(X @ W, out, scale)
-
-    def _kernel_params(self):
-        return {"kernel": self.kernel_, "gamma": self.gamma_}
+    def _project(self, X, P, W):
+        np.matmul(X, W, out=P)

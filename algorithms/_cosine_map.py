@@ -1,0 +1,170 @@
+"""Random cosine feature maps ``z(x) = sqrt(2/D) cos(W x + b)``: epilogues and skeleton.
+
+Random Fourier features and every structured variant (orthogonal, circulant,
+Fastfood, SORF) differ only in how they draw ``W`` and how they compute ``X W``;
+:class:`CosineFeatureMap` holds the rest once: the ``output`` and width checks,
+the bandwidth, the offsets, the ``cos`` / ``[cos, sin]`` epilogues, the exact
+kernel and the scikit-learn peer.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ._base import FeatureMap, check_choice
+from ._fastmath import FASTMATH, row_needs_libm, trig_limit, vcos, vsincos
+from ._kernels import resolve_gamma
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def cos_features(P, offset, scale):
+    """In place, ``P[i, j] <- scale * cos(P[i, j] + offset[j])``.
+
+    The RFF epilogue after the BLAS product ``P = X W``, run serially on one row
+    block (blocks run in parallel, see :func:`kernelmaps._base.run_row_blocks`).
+    Each row is one vectorized pass, or a libm pass for a row whose arguments
+    exceed the range of the polynomial cosine.
+
+    Parameters
+    ----------
+    P : ndarray of shape (n, D), float32 or float64, C-contiguous
+    offset : ndarray of shape (D,), same dtype
+    scale : scalar of the same dtype
+
+    References
+    ----------
+    Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
+    NIPS 2007, Algorithm 1.
+    """
+    n, m = P.shape
+    limit = trig_limit(scale)
+    for i in range(n):
+        row = P[i]
+        for j in range(m):
+            row[j] += offset[j]
+        if row_needs_libm(row, limit):
+            for j in range(m):
+                a = row[j]
+                row[j] = scale * (math.cos(a) if abs(a) > limit else vcos(a))
+        else:
+            for j in range(m):
+                row[j] = scale * vcos(row[j])
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def cossin_features(P, out, scale):
+    """``out[i] <- scale * [cos(P[i]), sin(P[i])]``, sharing one range reduction.
+
+    Parameters
+    ----------
+    P : ndarray of shape (n, m), float32 or float64
+    out : ndarray of shape (n, 2 m), same dtype
+    scale : scalar of the same dtype
+
+    References
+    ----------
+    Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
+    NIPS 2007 (the ``[cos, sin]`` form of the complex feature).
+    """
+    n, m = P.shape
+    limit = trig_limit(scale)
+    for i in range(n):
+        row = P[i]
+        dst = out[i]
+        if row_needs_libm(row, limit):
+            for j in range(m):
+                a = row[j]
+                if abs(a) > limit:
+                    dst[j] = scale * math.cos(a)
+                    dst[m + j] = scale * math.sin(a)
+                else:
+                    s, c = vsincos(a)
+                    dst[j] = scale * c
+                    dst[m + j] = scale * s
+        else:
+            for j in range(m):
+                s, c = vsincos(row[j])
+                dst[j] = scale * c
+                dst[m + j] = scale * s
+
+
+class CosineFeatureMap(FeatureMap):
+    """Skeleton of the random maps ``cos(W x + b)`` (or ``[cos Wx, sin Wx]``).
+
+    Subclasses implement three hooks:
+
+    * ``_draw(n_features, n_frequencies, scale, rng)``: draw the projection and
+      store it in fitted attributes; for the Gaussian kernel its rows imitate
+      ``N(0, scale^2 I)`` with ``scale = sqrt(2 gamma)``;
+    * ``_prepare_projection(dtype)``: the projection cast for one ``transform``;
+    * ``_project(X, P, projection)``: write ``X W^T`` (``n_frequencies`` columns)
+      into the preallocated block ``P``.
+
+    ``_kernel_name()`` gives the kernel (Gaussian unless overridden). Fitting
+    resolves ``gamma`` first, then draws the projection, then the offsets, so that
+    random Fourier features consume the random state as scikit-learn's
+    ``RBFSampler`` does.
+
+    References
+    ----------
+    Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
+    NIPS 2007.
+    """
+
+    kernel_family = "shift_invariant"
+
+    def __init__(self, n_components=100, *, gamma="scale", output="cos", random_state=None):
+        self.n_components = n_components
+        self.gamma = gamma
+        self.output = output
+        self.random_state = random_state
+
+    @classmethod
+    def peers(cls):
+        from sklearn.kernel_approximation import RBFSampler
+
+        def rbf_sampler(n_components, random_state, gamma, kernel="gaussian", **_):
+            if kernel not in ("gaussian", "rbf"):
+                raise ValueError(f"RBFSampler approximates only the Gaussian kernel, not {kernel!r}")
+            return RBFSampler(gamma=gamma, n_components=n_components, random_state=random_state)
+
+        return {"sklearn.RBFSampler": rbf_sampler}
+
+    def _kernel_name(self):
+        return "gaussian"
+
+    def _n_frequencies(self):
+        return self.n_components if self.output == "cos" else self.n_components // 2
+
+    def _fit(self, X, rng):
+        kernel = self._kernel_name()
+        check_choice(self.output, "output", ("cos", "cossin"))
+        if self.output == "cossin" and self.n_components % 2:
+            raise ValueError(
+                f"output='cossin' needs an even n_components (cos and sin halves), got {self.n_components}"
+            )
+        self.kernel_ = kernel
+        self.gamma_ = resolve_gamma(self.gamma, X, kernel, rng)
+        n_freq = self._n_frequencies()
+        self._draw(X.shape[1], n_freq, math.sqrt(2.0 * self.gamma_), rng)
+        self.random_offset_ = (
+            rng.uniform(0.0, 2.0 * np.pi, size=n_freq) if self.output == "cos" else None
+        )
+
+    def _prepare_transform(self, dtype):
+        offset = None if self.random_offset_ is None else self.random_offset_.astype(dtype)
+        return self._prepare_projection(dtype), offset, dtype.type(np.sqrt(2.0 / self.n_components))
+
+    def _transform_block(self, X, out, context):
+        projection, offset, scale = context
+        if offset is not None:
+            self._project(X, out, projection)
+            cos_features(out, offset, scale)
+        else:
+            P = np.empty((X.shape[0], self.n_components // 2), dtype=X.dtype)
+            self._project(X, P, projection)
+            cossin_features(P, out, scale)
+
+    def _kernel_params(self):
+        return {"kernel": self.kernel_, "gamma": self.gamma_}
