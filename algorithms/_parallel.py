@@ -13,6 +13,11 @@ def _blas_controller():
     return _BLAS_CONTROLLER
 
 
+def blas_single_thread():
+    """Context manager limiting BLAS to one thread (for loops of small products)."""
+    return _blas_controller().limit(limits=1, user_api="blas")
+
+
 def n_worker_threads():
     """Worker threads for row blocks: Numba's thread count (``NUMBA_NUM_THREADS``)."""
     import numba
@@ -32,7 +37,7 @@ def run_row_blocks(n_rows, step, work):
     """
     blocks = [(start, min(n_rows, start + step)) for start in range(0, n_rows, step)]
     n_threads = min(n_worker_threads(), len(blocks))
-    with _blas_controller().limit(limits=1, user_api="blas"):
+    with blas_single_thread():
         if n_threads <= 1:
             for start, stop in blocks:
                 work(start, stop)
