@@ -21,12 +21,11 @@ class _Timing:
     repeat = (1, 3, 20.0)
     warmup_time = 0.0
 
-_WIDTHS = sorted({w for cls, _ in _ENTRIES.values() for w in common.widths(cls.benchmark["n_components"])})
+_WIDTHS = sorted({w for label in _ENTRIES for w in common.widths_for(label)})
 
 
 def _skip_unless_in_grid(label, n_components):
-    owner, _ = _ENTRIES[label]
-    if n_components not in common.widths(owner.benchmark["n_components"]):
+    if n_components not in common.widths_for(label):
         raise NotImplementedError(f"{label} does not run at n_components={n_components}")
 
 

@@ -141,6 +141,25 @@ def entries():
     return table
 
 
+def widths_for(label):
+    """Widths at which ``label`` runs: its own grid, or for a peer the union of the
+    grids of every map that declares it (so it runs beside each of them)."""
+    from kernelmaps import ALGORITHMS
+
+    grids = [cls.benchmark["n_components"] for cls in ALGORITHMS.values()
+             if cls.kind == "feature_map" and cls.benchmark
+             and (cls.name == label or label in cls.peers())]
+    return sorted({w for grid in grids for w in widths(grid)})
+
+
+def peers_of(name):
+    """Labels of the peers the registered class ``name`` declares."""
+    from kernelmaps import ALGORITHMS
+
+    cls = ALGORITHMS.get(name)
+    return sorted(cls.peers()) if cls is not None else []
+
+
 def baseline_entries():
     """Exact baselines with a ``benchmark`` entry and their peers: label -> factory(gamma)."""
     from kernelmaps import ALGORITHMS

@@ -50,11 +50,20 @@ def _fmt(value, spec):
     return "-" if value is None else format(value, spec)
 
 
-def _owners():
+def _peers():
+    """Our label -> the peer labels it declares (peers map to [])."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from benchmarks import common
 
-    return {label: owner.name for label, (owner, _) in common.entries().items()}
+    return {label: common.peers_of(label) for label in common.entries()}
+
+
+def _ratio(times, label, key_rest, peers):
+    """Best peer time / our time, formatted, or '' when there is nothing to compare."""
+    mine = times.get((label,) + key_rest)
+    theirs = [times.get((p,) + key_rest) for p in peers.get(label, [])]
+    theirs = [t for t in theirs if t]
+    return f"{min(theirs) / mine:8.2f}x" if mine and theirs else ""
 
 
 def main(argv=None):
@@ -63,7 +72,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     results, path = _load_latest(args.results)
     print(f"asv results: {path}\n")
-    owners = _owners()
+    peers = _peers()
     prefix = "bench_feature_maps.FeatureMaps."
     fit = _values(results, prefix + "time_fit")
     transform = _values(results, prefix + "time_transform")
@@ -71,7 +80,7 @@ def main(argv=None):
     terr = _values(results, prefix + "track_test_error")
     baselines = _values(results, "bench_feature_maps.ExactBaselines.track_test_error")
     baseline_fit = _values(results, "bench_feature_maps.ExactBaselines.time_fit")
-    keys = sorted(set(transform) | set(kerr), key=lambda k: (k[1], int(k[2]), owners.get(k[0], k[0]), k[0] not in owners.values(), k[0]))
+    keys = sorted(set(transform) | set(kerr), key=lambda k: (k[1], int(k[2]), not peers.get(k[0]), k[0]))
     current = None
     for label, dataset, width in keys:
         if (dataset, width) != current:
@@ -79,12 +88,7 @@ def main(argv=None):
             print(f"\n== {dataset}, n_components = {width}")
             print(f"{'algorithm':28s} {'fit':>11s} {'transform':>11s} {'vs peer':>9s} {'kernel err':>11s} {'test err':>9s}")
         mine = transform.get((label, dataset, width))
-        ratio = ""
-        if owners.get(label) == label and mine:
-            peers = [transform.get((p, dataset, width)) for p, o in owners.items() if o == label and p != label]
-            peers = [t for t in peers if t]
-            if peers:
-                ratio = f"{min(peers) / mine:8.2f}x"
+        ratio = _ratio(transform, label, (dataset, width), peers)
         print(f"{label:28s} {_fmt_time(fit.get((label, dataset, width))):>11s} {_fmt_time(mine):>11s} {ratio:>9s} "
               f"{_fmt(kerr.get((label, dataset, width)), '11.4f'):>11s} {_fmt(terr.get((label, dataset, width)), '9.4f'):>9s}")
     if baselines:
@@ -98,12 +102,7 @@ def main(argv=None):
         print("\n== speed workload: X ~ N(0,1), D = 4096 (ratio = peer time / our time)")
         print(f"{'algorithm':28s} {'shape':>10s} {'dtype':>8s} {'transform':>11s} {'vs peer':>9s} {'peak mem':>10s}")
         for (label, shape, dtype), t in sorted(speed.items()):
-            ratio = ""
-            if owners.get(label) == label:
-                peers = [speed.get((p, shape, dtype)) for p, o in owners.items() if o == label and p != label]
-                peers = [v for v in peers if v]
-                if peers:
-                    ratio = f"{min(peers) / t:8.2f}x"
+            ratio = _ratio(speed, label, (shape, dtype), peers)
             m = mem.get((label, shape, dtype))
             print(f"{label:28s} {shape:>10s} {dtype:>8s} {_fmt_time(t):>11s} {ratio:>9s} "
                   f"{(f'{m / 2**20:7.0f} MiB') if m else '-':>10s}")
