@@ -310,8 +310,11 @@ class HadamardGaussianMap(CosineFeatureMap):
     :class:`kernelmaps._cosine_map.CosineFeatureMap`.
     """
 
+    #: Smallest block; inputs are zero-padded up to it (see StructuredOrthogonalFeatures).
+    min_block = 2
+
     def _draw(self, n_features, n_frequencies, scale, rng):
-        p = next_power_of_two(n_features)
+        p = max(next_power_of_two(n_features), self.min_block)
         self.padded_features_ = p
         self.n_blocks_ = -(-n_frequencies // p)
         self.blocks_ = self._draw_blocks(p, self.n_blocks_, rng)

@@ -15,15 +15,34 @@ def test_sorf_projection_matches_dense_matrix(dtype, rtol):
     rng = np.random.RandomState(0)
     so = StructuredOrthogonalFeatures(40, gamma=0.3, random_state=0).fit(rng.standard_normal((10, 11)))
     D3, D2, D1 = so.blocks_
-    H = hadamard(16).astype(np.float64)
-    W = np.vstack([H @ np.diag(D1[b]) @ H @ np.diag(D2[b]) @ H @ np.diag(D3[b]) for b in range(3)])[:40, :11]
+    p = so.padded_features_
+    assert p == max(16, StructuredOrthogonalFeatures.min_block)
+    H = hadamard(p).astype(np.float64)
+    W = np.vstack([H @ np.diag(D1[b]) @ H @ np.diag(D2[b]) @ H @ np.diag(D3[b])
+                   for b in range(so.n_blocks_)])[:40, :11]
     X = rng.standard_normal((7, 11))
     P = np.empty((7, 40), dtype)
     sorf_project(X.astype(dtype), D3.astype(dtype), D2.astype(dtype), D1.astype(dtype), P)
     np.testing.assert_allclose(P, X @ W.T, rtol=rtol, atol=rtol * 10)
     # rows: orthogonal within a block, norm sqrt(p) * sqrt(2 gamma)
     Wb = np.vstack([H @ np.diag(D1[0]) @ H @ np.diag(D2[0]) @ H @ np.diag(D3[0])])
-    np.testing.assert_allclose(Wb @ Wb.T, 16 * 2 * 0.3 * np.eye(16), atol=1e-10)
+    np.testing.assert_allclose(Wb @ Wb.T, p * 2 * 0.3 * np.eye(p), atol=1e-10)
+
+
+def test_sorf_small_inputs_are_padded_to_a_useful_block():
+    """At d = 2 unpadded SORF draws from a tiny finite set of frequencies and its
+    error was 3.6 (vs 0.43 for RFF) on banana; padded, it stays near RFF's."""
+    from kernelmaps import RandomFourierFeatures, relative_frobenius_error
+
+    X = np.random.default_rng(2).standard_normal((300, 2))
+    errors = {}
+    for cls in (StructuredOrthogonalFeatures, RandomFourierFeatures):
+        # unpadded: 1.26 against RFF's 0.12; padded to 32: 0.13
+        errors[cls.__name__] = np.mean([
+            relative_frobenius_error(cls(512, gamma=1.0).fit(X).kernel(X),
+                                     Z=cls(512, gamma=1.0, random_state=s).fit(X).transform(X))
+            for s in range(4)])
+    assert errors["StructuredOrthogonalFeatures"] < 1.3 * errors["RandomFourierFeatures"], errors
 
 
 @pytest.fixture(scope="module")
