@@ -1,0 +1,125 @@
+"""CRAFTMaps: compact random feature maps by up/down projection (Hamid et al., 2014)."""
+
+import math
+
+import numpy as np
+
+from ._base import FeatureMap, check_choice, check_n_components
+from ._parallel import ThreadScratch
+from .random_maclaurin import RandomMaclaurin
+from .srht import srht_apply, srht_draw
+from .tensor_sketch import TensorSketch, polynomial_count_sketch_peer
+
+__all__ = ["CRAFTMaps"]
+
+_UP = {"random_maclaurin": RandomMaclaurin, "tensor_sketch": TensorSketch}
+
+
+class CRAFTMaps(FeatureMap):
+    """Compact random feature maps of the polynomial kernel ``(gamma <x,y> + coef0)^degree``.
+
+    Up-project non-linearly to ``D = n_components_up`` dimensions with Random
+    Maclaurin features (H-0/1 heuristic) or a Tensor Sketch, then down-project
+    linearly to ``E = n_components`` with a Johnson-Lindenstrauss map: a Gaussian
+    matrix with ``N(0, 1/E)`` entries, or a subsampled randomized Hadamard
+    transform (the ``D``-wide vector zero-padded to a power of two). Both steps
+    preserve inner products in expectation, so ``<G(x), G(y)>`` is an unbiased
+    estimate of the kernel, with lower error than a direct ``E``-dimensional map
+    when ``D > E`` (Theorem 3.3 of the paper).
+
+    Each row block is up-projected into a scratch buffer and immediately
+    down-projected into the output: the ``D``-wide intermediate exists for one
+    block at a time, never for all rows. Cost per row: the up-projection's, plus
+    ``O(D E)`` (Gaussian, one BLAS product) or ``O(D log D)`` (SRHT).
+
+    Parameters
+    ----------
+    n_components : int, default=100
+        Output width ``E``.
+    up : {'random_maclaurin', 'tensor_sketch'}, default='random_maclaurin'
+    n_components_up : int or None, default=None
+        ``D``; ``None`` means ``8 * n_components``, the paper's classification
+        setting. Must be ``>= n_components``.
+    down : {'gaussian', 'srht'}, default='gaussian'
+    degree : int, default=2
+    gamma : float, default=1.0
+    coef0 : float, default=1.0
+    random_state : int, RandomState or None
+
+    Attributes
+    ----------
+    up_ : RandomMaclaurin or TensorSketch
+        The fitted up-projection.
+    n_components_up_ : int
+    projection_ : ndarray of shape (D, E) or None
+        The Gaussian down-projection.
+    signs_, index_ : ndarray or None
+        The SRHT down-projection (see :func:`kernelmaps.srht_draw`).
+
+    References
+    ----------
+    Hamid, R., Xiao, Y., Gittens, A. and DeCoste, D. Compact random feature maps.
+    ICML 2014 (Algorithm 2, sections 3.3-3.5).
+    """
+
+    name = "craftmaps"
+    paper = "Hamid, Xiao, Gittens & DeCoste, Compact random feature maps, ICML 2014"
+    kernel_family = "dot_product"
+    test_params = {"n_components": 32, "n_components_up": 128, "degree": 2, "gamma": 0.2}
+    benchmark = {"n_components": [256, 1024], "params": {"degree": 3, "gamma": 0.1, "coef0": 1.0}}
+
+    @classmethod
+    def peers(cls):
+        return polynomial_count_sketch_peer()
+
+    def __init__(self, n_components=100, *, up="random_maclaurin", n_components_up=None, down="gaussian",
+                 degree=2, gamma=1.0, coef0=1.0, random_state=None):
+        self.n_components = n_components
+        self.up = up
+        self.n_components_up = n_components_up
+        self.down = down
+        self.degree = degree
+        self.gamma = gamma
+        self.coef0 = coef0
+        self.random_state = random_state
+
+    def _fit(self, X, rng):
+        check_choice(self.up, "up", tuple(_UP))
+        check_choice(self.down, "down", ("gaussian", "srht"))
+        E = self.n_components
+        D = 8 * E if self.n_components_up is None else check_n_components(self.n_components_up, "n_components_up")
+        if D < E:
+            raise ValueError(f"n_components_up={D} must be >= n_components={E}: the second step projects down")
+        self.n_components_up_ = D
+        seed = rng.randint(np.iinfo(np.int32).max)
+        self.up_ = _UP[self.up](D, degree=self.degree, gamma=self.gamma, coef0=self.coef0,
+                                random_state=seed).fit(X)
+        self.projection_ = self.signs_ = self.index_ = None
+        if self.down == "gaussian":
+            self.projection_ = rng.normal(0.0, 1.0 / math.sqrt(E), size=(D, E))
+        else:
+            self.signs_, self.index_ = srht_draw(D, E, rng)
+
+    def _prepare_transform(self, dtype):
+        if self.projection_ is not None:
+            down = np.ascontiguousarray(self.projection_, dtype=dtype)
+        else:
+            down = (np.ascontiguousarray(self.signs_, dtype=dtype), self.index_,
+                    dtype.type(1.0 / math.sqrt(self.n_components)))
+        return self.up_._prepare_transform(dtype), down, ThreadScratch()
+
+    def _block_elements_per_row(self):
+        srht_buffer = 0 if self.signs_ is None else self.signs_.shape[1]
+        return self.n_components_up_ + self.up_._block_elements_per_row() + srht_buffer
+
+    def _transform_block(self, X, out, context):
+        up_context, down, scratch = context
+        Z = scratch.get("up", (X.shape[0], self.n_components_up_), X.dtype)
+        self.up_._transform_block(X, Z, up_context)
+        if isinstance(down, np.ndarray):
+            np.matmul(Z, down, out=out)
+        else:
+            srht_apply(Z, *down, out)
+
+    def _kernel_params(self):
+        return {"kernel": "polynomial", "gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}

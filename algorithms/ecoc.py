@@ -1,0 +1,158 @@
+"""Multi-class least squares with error-correcting output codes (ECOC)."""
+
+import numbers
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ._base import check_choice
+from .least_squares import LeastSquaresClassifier
+
+__all__ = ["ECOCClassifier", "random_code"]
+
+_MAX_DRAWS = 1000
+
+
+def random_code(n_classes, code_size, rng):
+    """Random ``n_classes x code_size`` matrix of ±1 codewords.
+
+    The codewords (rows) are distinct, so that decoding can tell every class
+    apart, and no column is constant, so that every bit's regressor separates
+    the classes into two non-empty groups. Codes of up to 20 bits draw their words
+    without replacement; constant columns are then redrawn on their own, and a
+    code with repeated codewords is redrawn whole.
+
+    Parameters
+    ----------
+    n_classes : int, >= 2
+    code_size : int, with ``2^code_size >= n_classes``
+    rng : numpy.random.RandomState
+
+    Returns
+    -------
+    code : ndarray of shape (n_classes, code_size), float64 of ±1
+
+    References
+    ----------
+    Dietterich, T. G. and Bakiri, G. Solving multiclass learning problems via
+    error-correcting output codes. JAIR 2, 1994.
+    """
+    if code_size < 63 and 2**code_size < n_classes:
+        raise ValueError(f"code_size={code_size} is too short for {n_classes} distinct codewords "
+                         f"(needs 2**code_size >= n_classes)")
+    signs = np.array([-1.0, 1.0])
+    for _ in range(_MAX_DRAWS):
+        if code_size <= 20:
+            # short codes: k distinct words drawn without replacement from all 2^c
+            words = rng.choice(2**code_size, size=n_classes, replace=False)
+            code = signs[(words[:, None] >> np.arange(code_size)) & 1]
+        else:
+            code = rng.choice(signs, size=(n_classes, code_size))
+        for _ in range(_MAX_DRAWS):
+            # a constant column is redrawn on its own: with few classes a whole
+            # code without one is rare (two classes need complementary codewords)
+            constant = np.all(code == code[:1], axis=0)
+            if not constant.any():
+                break
+            code[:, constant] = rng.choice(signs, size=(n_classes, int(constant.sum())))
+        if not np.all(code == code[:1], axis=0).any() and len(np.unique(code, axis=0)) == n_classes:
+            return code
+    raise ValueError(f"could not draw {n_classes} distinct codewords of length {code_size} "
+                     "without a constant column: increase code_size")
+
+
+class ECOCClassifier(LeastSquaresClassifier):
+    """Least squares on features with random error-correcting output codes.
+
+    Each class gets a random ±1 codeword of length ``c = code_size`` (distinct
+    codewords, no constant column, see :func:`random_code`). The ``c`` bit
+    regressors are ridge least squares that share one Hessian
+    ``Z^T Z + alpha I``; it is accumulated together with the right-hand sides
+    ``Z^T Y_code`` in a single pass over row blocks without forming the target
+    matrix (:class:`kernelmaps.least_squares.NormalEquations`), so the fit also
+    runs out of core through :meth:`partial_fit`. A point goes to the class of the
+    nearest codeword: by Hamming distance between the codewords and the signs of
+    the ``c`` outputs (the paper's Figure 4; ties broken by the Euclidean
+    distance), or by Euclidean distance on the outputs themselves.
+
+    One-vs-rest least squares (:class:`kernelmaps.LeastSquaresClassifier`) is the
+    special case of the code ``2 I - 1``.
+
+    Parameters
+    ----------
+    code_size : int, default=64
+        Codeword length ``c``.
+    alpha : float, default=1.0
+        Ridge penalty (>= 0).
+    decoding : {'hamming', 'euclidean'}, default='hamming'
+    fit_intercept : bool, default=True
+        An unpenalized intercept per bit.
+    random_state : int, RandomState or None
+        Draws the code.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    code_ : ndarray of shape (n_classes, code_size)
+    coef_ : ndarray of shape (n_features, code_size)
+    intercept_ : ndarray of shape (code_size,)
+
+    References
+    ----------
+    Hamid, R., Xiao, Y., Gittens, A. and DeCoste, D. Compact random feature maps.
+    ICML 2014, section 4.
+    Dietterich, T. G. and Bakiri, G. Solving multiclass learning problems via
+    error-correcting output codes. JAIR 2, 1994.
+    """
+
+    name = "ecoc"
+    kind = "learner"
+    paper = "Hamid et al., Compact random feature maps, ICML 2014 (section 4, ECOC least squares)"
+    kernel_family = "linear"
+    test_params = {"code_size": 16, "alpha": 1.0}
+
+    def __init__(self, code_size=64, alpha=1.0, *, decoding="hamming", fit_intercept=True, random_state=None):
+        self.code_size = code_size
+        self.alpha = alpha
+        self.decoding = decoding
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+
+    def _code(self):
+        return self.code_
+
+    def _accumulate_and_solve(self, Z, y, classes, first):
+        if first:
+            check_choice(self.decoding, "decoding", ("hamming", "euclidean"))
+            c = self.code_size
+            if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Integral) or c < 1:
+                raise ValueError(f"code_size must be an integer >= 1, got {c!r}")
+            if classes is None:
+                raise ValueError("classes must be given on the first call to partial_fit")
+            n_classes = len(np.unique(classes))
+            if n_classes < 2:
+                raise ValueError(f"need at least 2 classes, got {n_classes} class")
+            self.code_ = random_code(n_classes, int(c), check_random_state(self.random_state))
+        return super()._accumulate_and_solve(Z, y, classes, first)
+
+    def predict_code(self, Z):
+        """The ``code_size`` bit regressors' outputs, ``Z @ coef_ + intercept_``."""
+        return np.atleast_2d(self._scores(Z).T).T
+
+    def decision_function(self, Z):
+        """Closeness of each class's codeword to the outputs (larger is closer).
+
+        ``'euclidean'``: ``outputs . codeword``, which orders the classes as the
+        negative squared distance does (every codeword has norm ``sqrt(c)``).
+        ``'hamming'``: ``c - 2 Hamming(sign(outputs), codeword)`` plus the
+        Euclidean closeness scaled into ``(-1/2, 1/2)``, which only breaks ties.
+        Binary problems get one column, positive for ``classes_[1]``.
+        """
+        S = self.predict_code(Z).astype(np.float64)
+        scores = S @ self.code_.T
+        if self.decoding == "hamming":
+            norm = np.abs(S).sum(axis=1, keepdims=True) + np.finfo(np.float64).tiny
+            scores = np.where(S >= 0, 1.0, -1.0) @ self.code_.T + 0.5 * scores / norm * (1 - 1e-9)
+        if scores.shape[1] == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
