@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._kernels import exact_kernel
@@ -143,6 +144,33 @@ def block_rows(n_bytes_per_row, n_features):
     n_bytes_per_row = max(1, n_bytes_per_row)
     rows = max(16, BLOCK_BYTES // n_bytes_per_row, n_features // 2)
     return int(max(1, min(rows, MAX_BLOCK_BYTES // n_bytes_per_row)))
+
+
+def encode_classes(estimator, y):
+    """Set ``estimator.classes_`` from classification targets; return label indices."""
+    check_classification_targets(y)
+    estimator.classes_ = np.unique(y)
+    if len(estimator.classes_) < 2:
+        raise ValueError(f"need at least 2 classes, got {len(estimator.classes_)} class")
+    return np.searchsorted(estimator.classes_, y)
+
+
+def classes_from_scores(classes, scores):
+    """Predicted classes: the sign of binary scores, else the largest score."""
+    if scores.ndim == 1:
+        return classes[(scores > 0).astype(np.intp)]
+    return classes[np.argmax(scores, axis=1)]
+
+
+def one_vs_rest_code(n_classes):
+    """The ±1 one-vs-rest code: row ``c`` is class ``c``'s targets.
+
+    One column (``[-1], [+1]``) for two classes, else ``2 I - 1``; the targets of
+    labels ``y`` are ``one_vs_rest_code(C)[y]``.
+    """
+    if n_classes == 2:
+        return np.array([[-1.0], [1.0]])
+    return 2.0 * np.eye(n_classes) - 1.0
 
 
 class KernelName(str):

@@ -30,8 +30,6 @@ import math
 import numpy as np
 from numba import njit
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ._base import (
@@ -41,7 +39,11 @@ from ._base import (
     check_float_array,
     check_n_components,
     check_positive,
+    classes_from_scores,
+    encode_classes,
+    one_vs_rest_code,
 )
+from ._parallel import blas_single_thread
 from ._fastmath import FASTMATH, row_needs_libm, trig_limit, vexp, vsincos
 from ._kernels import resolve_gamma
 from .pegasos import PegasosSVC, pegasos_steps
@@ -304,16 +306,12 @@ class LearnedCosineMap(FeatureMap):
             X, y = validate_data(self, X, y, reset=True, dtype=list(FLOAT_DTYPES), order="C",
                                  ensure_min_samples=1)
             y = column_or_1d(y)
-            check_classification_targets(y)
         p = self._check_params()
         rng = check_random_state(self.random_state)
         X64 = np.asarray(X, dtype=np.float64)
         self.gamma_ = resolve_gamma(self.gamma, X64, "gaussian", rng)
         self.kernel_ = "gaussian"
-        if y is not None:
-            self.classes_ = np.unique(y)
-            if len(self.classes_) < 2:
-                raise ValueError(f"need at least 2 classes, got {len(self.classes_)} class")
+        labels = None if y is None else encode_classes(self, y)
         n = X64.shape[0]
         order = rng.permutation(n)
         n_val = int(round(p["val"] * n))
@@ -327,9 +325,8 @@ class LearnedCosineMap(FeatureMap):
         self.n_iter_ = p["iters"]
         # The products of a step are small (M x k x C): threaded BLAS only adds
         # synchronization, measured up to 10x slower on a busy 2-core machine.
-        with threadpool_limits(limits=1, user_api="blas"):
+        with blas_single_thread():
             if self.objective == "classification":
-                labels = np.searchsorted(self.classes_, y)
                 self._fit_classification(X64[train], labels[train], X64[val], labels[val], params, p, rng)
             else:
                 self._fit_kernel(X64[train], X64[val], params, p, rng)
@@ -378,13 +375,8 @@ class LearnedCosineMap(FeatureMap):
         return total / (M * M), self._backward(Xb, dP, params)
 
     def _fit_classification(self, X, labels, X_val, labels_val, params, p, rng):
-        n_classes = len(self.classes_)
-        C = 1 if n_classes == 2 else n_classes
-        if C == 1:
-            signs = np.where(labels == 1, 1, -1).astype(np.int8)[:, None]
-        else:
-            signs = np.full((X.shape[0], C), -1, dtype=np.int8)
-            signs[np.arange(X.shape[0]), labels] = 1
+        signs = one_vs_rest_code(len(self.classes_))[labels].astype(np.int8)
+        C = signs.shape[1]
         W = np.zeros((self.n_components, C))
         b = np.zeros(C)
         t_w = t_theta = 0
@@ -467,10 +459,8 @@ class LearnedCosineMap(FeatureMap):
 
     def predict(self, X):
         """Class labels of the jointly trained classifier."""
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.intp)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        scores = self.decision_function(X)  # checks the fit before classes_ is read
+        return classes_from_scores(self.classes_, scores)
 
     def score(self, X, y):
         """Mean accuracy of :meth:`predict`."""

@@ -5,9 +5,9 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import FLOAT_DTYPES, KernelParameter, RegisteredEstimator, check_positive
+from ._base import (FLOAT_DTYPES, KernelParameter, RegisteredEstimator, check_positive, classes_from_scores,
+                    encode_classes, one_vs_rest_code)
 from ._kernels import exact_kernel, resolve_gamma
-from .kernel_svc import classes_from_scores, encode_classes
 from ._kernels import check_kernel_params
 
 __all__ = ["KernelRidge", "KernelRidgeClassifier"]
@@ -163,11 +163,7 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
         """
         X, y = validate_data(self, X, y, reset=True, dtype=list(FLOAT_DTYPES), order="C")
         labels = encode_classes(self, y)
-        if len(self.classes_) == 2:
-            T = np.where(labels == 1, 1.0, -1.0)[:, None]
-        else:
-            T = -np.ones((len(y), len(self.classes_)))
-            T[np.arange(len(y)), labels] = 1.0
+        T = one_vs_rest_code(len(self.classes_))[labels]
         self._solve(X, T)
         return self
 

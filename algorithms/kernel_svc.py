@@ -6,31 +6,14 @@ import numpy as np
 from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._base import (FLOAT_DTYPES, KernelParameter, RegisteredEstimator, check_choice, check_n_components,
-                    check_positive)
+                    check_positive, classes_from_scores, encode_classes)
 from ._fastmath import FASTMATH
 from ._kernels import KERNEL_CODES, check_kernel_params, exact_kernel, kernel_block, resolve_gamma
 
 __all__ = ["KernelSVC", "greedy_coordinate_descent", "kernel_column"]
-
-
-def encode_classes(estimator, y):
-    """Set ``estimator.classes_`` from classification targets; return label indices."""
-    check_classification_targets(y)
-    estimator.classes_ = np.unique(y)
-    if len(estimator.classes_) < 2:
-        raise ValueError(f"need at least 2 classes, got {len(estimator.classes_)} class")
-    return np.searchsorted(estimator.classes_, y)
-
-
-def classes_from_scores(classes, scores):
-    """Predicted classes: the sign of binary scores, else the largest score."""
-    if scores.ndim == 1:
-        return classes[(scores > 0).astype(np.intp)]
-    return classes[np.argmax(scores, axis=1)]
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)

@@ -7,7 +7,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import FLOAT_DTYPES, RegisteredEstimator, check_positive
+from ._base import FLOAT_DTYPES, RegisteredEstimator, check_positive, classes_from_scores, one_vs_rest_code
 
 __all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor", "NormalEquations"]
 
@@ -150,10 +150,7 @@ class LeastSquaresClassifier(ClassifierMixin, _LeastSquaresBase):
         self.fit_intercept = fit_intercept
 
     def _code(self):
-        n_classes = len(self.classes_)
-        if n_classes == 2:
-            return np.array([[-1.0], [1.0]])
-        return 2.0 * np.eye(n_classes) - 1.0
+        return one_vs_rest_code(len(self.classes_))
 
     def fit(self, Z, y):
         """Fit on features ``Z`` and labels ``y`` in one pass over row blocks."""
@@ -197,10 +194,8 @@ class LeastSquaresClassifier(ClassifierMixin, _LeastSquaresBase):
 
     def predict(self, Z):
         """Class with the largest score."""
-        scores = self.decision_function(Z)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.intp)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        scores = self.decision_function(Z)  # checks the fit before classes_ is read
+        return classes_from_scores(self.classes_, scores)
 
 
 class LeastSquaresRegressor(RegressorMixin, _LeastSquaresBase):

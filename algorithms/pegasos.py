@@ -6,10 +6,10 @@ import numpy as np
 from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import FLOAT_DTYPES, RegisteredEstimator, check_n_components, check_positive
+from ._base import (FLOAT_DTYPES, RegisteredEstimator, check_n_components, check_positive, classes_from_scores,
+                    encode_classes, one_vs_rest_code)
 from ._fastmath import FASTMATH
 from ._parallel import blas_single_thread
 
@@ -141,20 +141,12 @@ class PegasosSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
     def fit(self, Z, y):
         """Train on features ``Z`` and labels ``y``."""
         Z, y = validate_data(self, Z, y, reset=True, dtype=list(FLOAT_DTYPES), order="C")
-        check_classification_targets(y)
         lam = check_positive(self.alpha, "alpha")
         batch = check_n_components(self.batch_size, "batch_size")
         n_steps = check_n_components(self.max_iter, "max_iter")
-        self.classes_ = np.unique(y)
-        if len(self.classes_) < 2:
-            raise ValueError(f"need at least 2 classes, got {len(self.classes_)} class")
-        labels = np.searchsorted(self.classes_, y)
-        n_out = 1 if len(self.classes_) == 2 else len(self.classes_)
-        if n_out == 1:
-            signs = np.where(labels == 1, 1, -1).astype(np.int8)[:, None]
-        else:
-            signs = np.full((Z.shape[0], n_out), -1, dtype=np.int8)
-            signs[np.arange(Z.shape[0]), labels] = 1
+        labels = encode_classes(self, y)
+        signs = one_vs_rest_code(len(self.classes_))[labels].astype(np.int8)
+        n_out = signs.shape[1]
         rng = check_random_state(self.random_state)
         batches = rng.randint(0, Z.shape[0], size=(n_steps, min(batch, Z.shape[0]))).astype(np.int64)
         W = np.zeros((Z.shape[1], n_out))
@@ -175,7 +167,5 @@ class PegasosSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
 
     def predict(self, Z):
         """Class with the largest score."""
-        scores = self.decision_function(Z)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(np.intp)]
-        return self.classes_[np.argmax(scores, axis=1)]
+        scores = self.decision_function(Z)  # checks the fit before classes_ is read
+        return classes_from_scores(self.classes_, scores)
