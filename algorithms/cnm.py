@@ -330,7 +330,8 @@ class LearnedCosineMap(FeatureMap):
                 self._fit_classification(X64[train], labels[train], X64[val], labels[val], params, p, rng)
             else:
                 self._fit_kernel(X64[train], X64[val], params, p, rng)
-            if y is not None:
+            if y is not None and self.objective == "kernel":
+                # the classification objective has its classifier already (coef_)
                 self.classifier_ = PegasosSVC(
                     alpha=p["lam"], batch_size=p["batch"], max_iter=p["T1"] * (p["iters"] + 1),
                     random_state=rng,
