@@ -35,22 +35,25 @@ def main(argv=None):
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=31)
-    parser.add_argument("--elements", type=int, default=2**20, help="batch size in float64 elements")
+    parser.add_argument("--elements", type=int, default=2**20, help="batch size in elements")
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 14], help="log2 of the row lengths")
+    parser.add_argument("--dtype", choices=["float64", "float32"], default="float64")
     args = parser.parse_args(argv)
     try:
         import ffht
     except ImportError:
         raise SystemExit("FFHT is not installed: pip install --no-build-isolation ffht-unofficial")
 
-    one = np.float64(1.0)
+    dtype = np.dtype(args.dtype)
+    one = dtype.type(1.0)
+    tol = 1e-9 if dtype == np.float64 else 1e-4
     print(f"{'n':>7} {'rows':>6} {'kernelmaps GB/s':>16} {'FFHT GB/s':>10} {'ratio':>6}")
     for log_n in args.sizes:
         n = 2**log_n
-        X = np.random.default_rng(0).standard_normal((max(1, args.elements // n), n))
+        X = np.random.default_rng(0).standard_normal((max(1, args.elements // n), n)).astype(dtype)
         check = X[:1].copy()
         fwht_rows(check, one)
-        np.testing.assert_allclose(check[0], ffht.fht(X[0].copy()), rtol=1e-9, atol=1e-9 * n)
+        np.testing.assert_allclose(check[0], ffht.fht(X[0].copy()), rtol=tol, atol=tol * n)
         fwht_rows(X, one)  # warm-up (compilation, page faults)
         ffht.fht_(X)
         ours = _median_seconds(lambda: fwht_rows(X, one), args.repeats)

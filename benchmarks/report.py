@@ -107,6 +107,17 @@ def main(argv=None):
             print(f"{label:28s} {shape:>10s} {dtype:>8s} {_fmt_time(t):>11s} {ratio:>9s} "
                   f"{(f'{m / 2**20:7.0f} MiB') if m else '-':>10s}")
 
+    fwht = _values(results, "bench_fwht.FWHT.time_fwht")
+    if fwht:
+        print("\n== FWHT, 2**20 elements, one thread (ratio = FFHT time / our time)")
+        print(f"{'n':>8s} {'dtype':>8s} {'kernelmaps':>11s} {'FFHT':>11s} {'vs FFHT':>9s}")
+        for (impl, log_n, dtype), t in sorted(fwht.items()):
+            if impl != "kernelmaps":
+                continue
+            theirs = fwht.get(("ffht", log_n, dtype))
+            ratio = f"{theirs / t:8.2f}x" if theirs else "(no FFHT)"
+            print(f"{2**int(log_n):>8d} {dtype:>8s} {_fmt_time(t):>11s} {_fmt_time(theirs):>11s} {ratio:>9s}")
+
 
 if __name__ == "__main__":
     main()

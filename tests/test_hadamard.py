@@ -5,10 +5,13 @@ import pytest
 from scipy.linalg import hadamard
 
 import kernelmaps
-from kernelmaps._hadamard import fwht_row, fwht_rows
+from numba import njit
+from numba.core.errors import TypingError
+
+from kernelmaps._hadamard import REGISTER_BLOCK, _register_row, fwht_row, fwht_rows, register_butterflies
 
 
-@pytest.mark.parametrize("n", [2, 4, 8, 16, 64, 512, 2048, 4096, 8192])
+@pytest.mark.parametrize("n", [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384])
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 2e-5)])
 def test_fwht_matches_scipy_hadamard(n, dtype, rtol):
     rng = np.random.default_rng(n)
@@ -19,6 +22,33 @@ def test_fwht_matches_scipy_hadamard(n, dtype, rtol):
     np.testing.assert_allclose(got, expected, rtol=rtol, atol=rtol * np.sqrt(n) * 4)
     np.testing.assert_allclose(kernelmaps.fwht(X.copy(), normalize=True), expected / np.sqrt(n),
                                rtol=rtol, atol=rtol * 4)
+
+
+@njit
+def _register_blocks_of(x, size):
+    for start in range(0, x.shape[0], size):
+        _register_row(x[start:start + size])
+
+
+@pytest.mark.parametrize("size", [2, 4, 8, 16, 32, 64, 128])
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-13), (np.float32, 2e-6)])
+def test_register_butterflies_transform_each_block(size, dtype, rtol):
+    # blocks at an odd element offset: the vector loads must not assume alignment
+    buffer = np.random.default_rng(size).standard_normal(3 * size + 1).astype(dtype)
+    x = buffer[1:]
+    expected = (x.astype(np.float64).reshape(3, size) @ hadamard(size).T).ravel()
+    _register_blocks_of(x, size)
+    np.testing.assert_allclose(x, expected, rtol=rtol, atol=rtol * size)
+    assert REGISTER_BLOCK == 128  # the sizes above cover every block fwht_row uses
+
+
+def test_register_butterflies_reject_a_strided_array():
+    @njit
+    def strided(x):
+        register_butterflies(x[::2], 0, 4)
+
+    with pytest.raises(TypingError, match="C-contiguous"):
+        strided(np.ones(16))
 
 
 def test_fwht_is_in_place_and_an_involution_up_to_n():

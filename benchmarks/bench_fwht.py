@@ -1,0 +1,35 @@
+"""The FWHT against FFHT (Andoni et al.'s AVX library), one thread each, same data.
+
+FFHT is optional (``pip install pybind11 setuptools wheel`` then
+``pip install --no-build-isolation ffht-unofficial`` into the benchmark
+environment); without it the ``ffht`` rows are skipped and only ours run.
+``benchmarks/report.py`` prints the ratio FFHT time / our time.
+"""
+
+import numpy as np
+
+from kernelmaps._hadamard import fwht_rows
+
+
+class FWHT:
+    """Batched in-place transform of 2**20 elements, rows of length 2**log2_n."""
+
+    params = [["kernelmaps", "ffht"], [10, 14], ["float64", "float32"]]
+    param_names = ["implementation", "log2_n", "dtype"]
+
+    def setup(self, implementation, log2_n, dtype):
+        n = 2**log2_n
+        self.X = np.random.default_rng(0).standard_normal((2**20 // n, n)).astype(dtype)
+        if implementation == "ffht":
+            try:
+                import ffht
+            except ImportError:
+                raise NotImplementedError("ffht-unofficial is not installed")
+            self.run = lambda: ffht.fht_(self.X, 1)
+        else:
+            one = self.X.dtype.type(1.0)
+            self.run = lambda: fwht_rows(self.X, one)
+        self.run()  # compilation, page faults
+
+    def time_fwht(self, implementation, log2_n, dtype):
+        self.run()
