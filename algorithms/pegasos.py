@@ -16,6 +16,107 @@ from ._parallel import blas_single_thread
 __all__ = ["PegasosSVC", "pegasos_steps"]
 
 
+# Above this share of active (row, class) pairs a minibatch's sub-gradient is one
+# dense BLAS product; below it, a sum over the active pairs only. Measured on this
+# machine (M = 500, C = 26): the two cost the same at about 45 % active, at D = 64
+# and at D = 512; trained one-vs-rest weights leave 2-10 % of the pairs active.
+DENSE_ACTIVE_FRACTION = 1.0 / 3.0
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def hinge_margins(scores, b, signs, rows, margins, counts):
+    """One-vs-rest hinge margins ``1 - y (scores + b)`` of a minibatch.
+
+    ``margins[r, c] = 1 - y_rc (scores[r, c] + b[c])`` with
+    ``y_rc = signs[rows[r], c]``; pair ``(r, c)`` is in the hinge active set when
+    its margin is positive. ``counts[r]`` is the number of active classes of row
+    ``r``. Computing the margins first, without branches, lets the loop
+    vectorize (a branch per pair kept it scalar and took 3-4 times as long);
+    :func:`active_pairs` then lists the pairs for the sparse products.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (M, C), float64
+    b : ndarray of shape (C,), float64
+    signs : ndarray of shape (n, C), int8, +1 / -1
+    rows : ndarray of shape (M,), int64, the minibatch's rows of ``signs``
+    margins : ndarray of shape (M, C), float64, written
+    counts : ndarray of shape (M,), int64, written
+
+    Returns
+    -------
+    loss : float
+        ``sum max(0, margins)`` (not averaged).
+    n_active : int
+        The number of active pairs.
+
+    References
+    ----------
+    Shalev-Shwartz, S., Singer, Y., Srebro, N. and Cotter, A. Pegasos: primal
+    estimated sub-gradient solver for SVM. Mathematical Programming 127, 2011.
+    Yu, F. X., Kumar, S., Rowley, H. and Chang, S.-F. Compact nonlinear maps and
+    circulant extensions. arXiv:1503.03893, 2015, Algorithm 1 and eq. 9.
+    """
+    M, C = scores.shape
+    loss = 0.0
+    n_active = 0
+    for r in range(M):
+        sr = signs[rows[r]]
+        srow = scores[r]
+        mrow = margins[r]
+        count = 0
+        for c in range(C):
+            m = 1.0 - float(sr[c]) * (srow[c] + b[c])
+            mrow[c] = m
+            loss += max(m, 0.0)
+            count += m > 0.0
+        counts[r] = count
+        n_active += count
+    return loss, n_active
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def active_pairs(margins, counts, active_rows, pair_slot, pair_class):
+    """List the hinge active set of a minibatch from :func:`hinge_margins`.
+
+    ``active_rows[:n_rows]`` are the rows with an active class, in order;
+    ``pair_slot[:n_pairs]`` and ``pair_class[:n_pairs]`` are the active pairs
+    ``(active_rows[pair_slot[a]], pair_class[a])``, row by row. The lists are
+    built without branches: the active pairs are few and scattered, and a branch
+    per row or per class mispredicts on them (measured: the sparse products got
+    about 4 µs per step faster at k = 64 on letter, 14 µs at k = 512).
+
+    Parameters
+    ----------
+    margins : ndarray of shape (M, C), float64
+    counts : ndarray of shape (M,), int64
+    active_rows : ndarray of shape (M,), int64, written
+    pair_slot, pair_class : ndarray of shape (M * C,), int64, written
+
+    Returns
+    -------
+    n_rows, n_pairs : int
+
+    References
+    ----------
+    Yu, F. X., Kumar, S., Rowley, H. and Chang, S.-F. Compact nonlinear maps and
+    circulant extensions. arXiv:1503.03893, 2015, Algorithm 1 and eq. 9.
+    """
+    M, C = margins.shape
+    n_rows = 0
+    for r in range(M):
+        active_rows[n_rows] = r
+        n_rows += counts[r] > 0
+    n_pairs = 0
+    for q in range(n_rows):
+        r = active_rows[q]
+        for c in range(C):
+            pair_slot[n_pairs] = q
+            pair_class[n_pairs] = c
+            n_pairs += margins[r, c] > 0.0
+    return n_rows, n_pairs
+
+
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
 def pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
     """Run Pegasos steps in place on one-vs-rest weights.
@@ -28,8 +129,9 @@ def pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
 
     With ``fit_intercept`` the bias ``b[c]`` is the weight of a constant feature 1:
     it is shrunk and projected with ``w_c``. (An unregularized bias under steps of
-    ``1/(lam t)`` diverges for small ``lam``.) The sub-gradient of all classes is
-    one BLAS product per step.
+    ``1/(lam t)`` diverges for small ``lam``.) The scores of a minibatch are one
+    BLAS product; the sub-gradient of all classes is another when many pairs
+    are active, else a sum over the active pairs (``DENSE_ACTIVE_FRACTION``).
 
     Parameters
     ----------
@@ -54,28 +156,47 @@ def pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
     D, C = W.shape
     radius2 = 1.0 / lam
     batch = np.empty((m, D))
+    scores = np.empty((m, C))
+    margins = np.empty((m, C))
+    counts = np.empty(m, dtype=np.int64)
     active = np.empty((C, m))
+    grad = np.empty((C, D))
+    gb = np.empty(C)
+    active_rows = np.empty(m, dtype=np.int64)
+    pair_slot = np.empty(m * C, dtype=np.int64)
+    pair_class = np.empty(m * C, dtype=np.int64)
     for step in range(n_steps):
         t = t0 + step + 1
         eta = 1.0 / (lam * t)
+        rows = batches[step]
         for r in range(m):
-            src = Z[batches[step, r]]
+            src = Z[rows[r]]
             for j in range(D):
                 batch[r, j] = src[j]
-        scores = np.dot(batch, W)
-        for r in range(m):
-            i = batches[step, r]
-            for c in range(C):
-                y = signs[i, c]
-                active[c, r] = y if y * (scores[r, c] + b[c]) < 1.0 else 0.0
-        grad = np.dot(active, batch)
+        np.dot(batch, W, scores)
+        _, n_active = hinge_margins(scores, b, signs, rows, margins, counts)
+        gb[:] = 0.0
+        if n_active > DENSE_ACTIVE_FRACTION * m * C:
+            for r in range(m):
+                for c in range(C):
+                    y = float(signs[rows[r], c]) if margins[r, c] > 0.0 else 0.0
+                    active[c, r] = y
+                    gb[c] += y
+            np.dot(active, batch, grad)
+        else:
+            grad[:] = 0.0
+            _, n_pairs = active_pairs(margins, counts, active_rows, pair_slot, pair_class)
+            for a in range(n_pairs):
+                r = active_rows[pair_slot[a]]
+                c = pair_class[a]
+                y = float(signs[rows[r], c])
+                gb[c] += y
+                for j in range(D):
+                    grad[c, j] += y * batch[r, j]
         shrink = 1.0 - eta * lam
         step_size = eta / m
         for c in range(C):
-            gb = 0.0
-            for r in range(m):
-                gb += active[c, r]
-            bc = shrink * b[c] + step_size * gb if fit_intercept else 0.0
+            bc = shrink * b[c] + step_size * gb[c] if fit_intercept else 0.0
             norm2 = bc * bc
             for j in range(D):
                 w = shrink * W[j, c] + step_size * grad[c, j]
