@@ -7,7 +7,8 @@ work is under ``__main__`` and FFHT is imported lazily)::
 
 FFHT (``pip install pybind11 setuptools wheel`` then
 ``pip install --no-build-isolation ffht-unofficial``) is Andoni et al.'s
-AVX implementation. Both transform a batch of float64 rows in place; ours runs
+AVX implementation. Both transform a batch of rows (float64, or float32 with
+``--dtype float32``) in place; ours runs
 the serial kernel (one thread), FFHT with ``nthreads=1``. Prints the median
 throughput of each and the ratio ours / FFHT (above 1 means ours is faster).
 """
