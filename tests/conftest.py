@@ -13,3 +13,10 @@ def letter_standardized():
     X = StandardScaler().fit_transform(data.X_train)
     rng = np.random.default_rng(0)
     return X[rng.choice(X.shape[0], 1000, replace=False)]
+
+
+@pytest.fixture(scope="module")
+def cloud():
+    """300 standard normal points in 5 dimensions, on which the Gaussian maps are
+    held to their kernel (a test module may define its own)."""
+    return np.random.default_rng(5).standard_normal((300, 5))

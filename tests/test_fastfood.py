@@ -1,11 +1,15 @@
 """Fastfood: the kernel against a dense NumPy reference, the map against its kernel."""
 
+import functools
+
 import numpy as np
 import pytest
 from scipy.linalg import hadamard
 
 from kernelmaps import Fastfood, RandomFourierFeatures, relative_frobenius_error
 from kernelmaps.fastfood import fastfood_project
+
+from map_checks import gaussian_map_error
 
 
 def dense_fastfood(B, perm, G, S):
@@ -40,18 +44,10 @@ def test_rows_have_gaussian_norms():
     assert abs(norms2.var() - 2 * p) < 0.15 * 2 * p
 
 
-@pytest.fixture(scope="module")
-def cloud():
-    return np.random.default_rng(5).standard_normal((300, 5))
-
-
 GAMMA = 0.15
 
 
-def frob(gamma, X, n_components, seed, output="cos", true_gamma=None):
-    ff = Fastfood(n_components, gamma=gamma, output=output, random_state=seed).fit(X)
-    K = Fastfood(2, gamma=true_gamma or gamma).fit(X).kernel(X)
-    return relative_frobenius_error(K, Z=ff.transform(X))
+frob = functools.partial(gaussian_map_error, Fastfood)
 
 
 @pytest.mark.parametrize("output", ["cos", "cossin"])

@@ -40,11 +40,6 @@ def test_kernel_block_matches_numpy(kernel, dtype, rtol):
     np.testing.assert_allclose(G, expected, rtol=rtol, atol=rtol * 1e-2)
 
 
-@pytest.fixture(scope="module")
-def cloud():
-    return np.random.default_rng(5).standard_normal((300, 5))
-
-
 GAMMA = 0.15
 
 

@@ -1,18 +1,17 @@
 """Orthogonal random features: the draw, the map against NumPy and against its kernel."""
 
+import functools
+
 import numpy as np
 import pytest
 from scipy import stats
 
-from kernelmaps import OrthogonalRandomFeatures, RandomFourierFeatures, kernel_mse, relative_frobenius_error
+from kernelmaps import OrthogonalRandomFeatures, RandomFourierFeatures, kernel_mse
 from kernelmaps.orf import draw_orthogonal_gaussian
 
+from map_checks import gaussian_map_error
+
 GAMMA = 0.15  # kernel values spread over (0, 1] on the cloud, as in test_rff
-
-
-@pytest.fixture(scope="module")
-def cloud():
-    return np.random.default_rng(5).standard_normal((300, 5))
 
 
 @pytest.mark.parametrize("d, n_freq", [(5, 5), (5, 3), (4, 13), (1, 3)])
@@ -55,10 +54,7 @@ def test_transform_matches_numpy(output, dtype, tol, cloud):
     np.testing.assert_allclose(orf.transform(cloud.astype(dtype)), expected, atol=tol, rtol=0)
 
 
-def frob(gamma, X, n_components, seed, output="cos", true_gamma=None):
-    orf = OrthogonalRandomFeatures(n_components, gamma=gamma, output=output, random_state=seed).fit(X)
-    K = RandomFourierFeatures(1, gamma=true_gamma or gamma).fit(X).kernel(X)
-    return relative_frobenius_error(K, Z=orf.transform(X))
+frob = functools.partial(gaussian_map_error, OrthogonalRandomFeatures)
 
 
 # Typical error at D = 4096 on the cloud is 0.03; with the bandwidth off by a

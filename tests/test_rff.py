@@ -33,12 +33,6 @@ def test_cossin_features_matches_numpy(dtype, tol):
     np.testing.assert_allclose(out, 0.5 * np.hstack([np.cos(P64), np.sin(P64)]), atol=tol, rtol=0)
 
 
-@pytest.fixture(scope="module")
-def cloud():
-    rng = np.random.default_rng(5)
-    return rng.standard_normal((300, 5))
-
-
 GAMMA = 0.15  # kernel values spread over (0, 1] on this cloud
 
 
