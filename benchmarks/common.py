@@ -110,32 +110,38 @@ def uses_data_gamma(cls, fixed):
     return isinstance(kernel, str) and canonical_kernel(kernel) in SHIFT_INVARIANT
 
 
+def _benchmarked(kind):
+    """``(name, cls, fixed params, shared gamma)`` of each registered ``kind`` with a
+    ``benchmark`` entry."""
+    from kernelmaps import ALGORITHMS
+
+    for name, cls in sorted(ALGORITHMS.items()):
+        if cls.kind == kind and cls.benchmark:
+            fixed = dict(cls.benchmark.get("params", {}))
+            yield name, cls, fixed, uses_data_gamma(cls, fixed)
+
+
+def _params(fixed, shared_gamma, gamma):
+    """The constructor parameters: the fixed ones, plus the dataset's gamma if shared."""
+    return dict(fixed, gamma=gamma) if shared_gamma else dict(fixed)
+
+
 def entries():
     """Benchmark entries from the registry: label -> (owner class, factory).
 
     Each feature map with a ``benchmark`` grid contributes itself and the peers
     it declares; a peer is evaluated against its owner's exact kernel.
     """
-    from kernelmaps import ALGORITHMS
-
     table = {}
-    for name, cls in sorted(ALGORITHMS.items()):
-        if cls.kind != "feature_map" or not cls.benchmark:
-            continue
-        fixed = dict(cls.benchmark.get("params", {}))
-
-        shared_gamma = uses_data_gamma(cls, fixed)
-
+    for name, cls, fixed, shared_gamma in _benchmarked("feature_map"):
         def ours(n_components, random_state, gamma, cls=cls, fixed=fixed, shared_gamma=shared_gamma):
-            params = dict(fixed, gamma=gamma) if shared_gamma else dict(fixed)
-            return cls(n_components=n_components, random_state=random_state, **params)
+            return cls(n_components=n_components, random_state=random_state,
+                       **_params(fixed, shared_gamma, gamma))
 
         table[name] = (cls, ours)
         for label, factory in cls.peers().items():
             def peer(n_components, random_state, gamma, factory=factory, fixed=fixed, shared_gamma=shared_gamma):
-                if shared_gamma:
-                    return factory(n_components, random_state, gamma=gamma, **fixed)
-                return factory(n_components, random_state, **fixed)
+                return factory(n_components, random_state, **_params(fixed, shared_gamma, gamma))
 
             table.setdefault(label, (cls, peer))
     return table
@@ -162,25 +168,19 @@ def peers_of(name):
 
 def baseline_entries():
     """Exact baselines with a ``benchmark`` entry and their peers: label -> factory(gamma)."""
-    from kernelmaps import ALGORITHMS
-
     table = {}
-    for name, cls in sorted(ALGORITHMS.items()):
-        if cls.kind != "baseline" or not cls.benchmark:
-            continue
-        fixed = dict(cls.benchmark.get("params", {}))
-        shared_gamma = uses_data_gamma(cls, fixed)
-        table[name] = lambda gamma, cls=cls, fixed=fixed, g=shared_gamma: cls(**(dict(fixed, gamma=gamma) if g else fixed))
+    for name, cls, fixed, shared_gamma in _benchmarked("baseline"):
+        table[name] = lambda gamma, cls=cls, fixed=fixed, g=shared_gamma: cls(**_params(fixed, g, gamma))
         for label, factory in cls.peers().items():
-            table.setdefault(label, lambda gamma, f=factory, fixed=fixed, g=shared_gamma:
-                             f(gamma=gamma, **fixed) if g else f(**fixed))
+            table.setdefault(label, lambda gamma, f=factory, fixed=fixed, g=shared_gamma: f(**_params(fixed, g, gamma)))
     return table
 
 
 def fit_pair(label, dataset, n_components):
     """Fit the entry ``label`` and its owner class on ``dataset`` (same seed, same gamma)."""
-    owner, factory = entries()[label]
+    table = entries()
+    owner, factory = table[label]
     data = prepared(dataset)
     est = factory(n_components, SEED, data["gamma"]).fit(data["X_train"])
-    reference = entries()[owner.name][1](n_components, SEED, data["gamma"]).fit(data["X_train"][:50])
+    reference = table[owner.name][1](n_components, SEED, data["gamma"]).fit(data["X_train"][:50])
     return est, reference
