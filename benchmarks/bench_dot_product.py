@@ -13,30 +13,23 @@ machine load affects both sides alike. Run directly
 """
 
 import os
-import time
 
 import numpy as np
 
 if __package__:
     from . import common
+    from .common import median_seconds
 
     PROFILE = common.PROFILE
 else:  # run as a script: the full sizes unless a profile is chosen
+    from common import median_seconds
+
     PROFILE = os.environ.get("KERNELMAPS_BENCH_PROFILE", "full")
 
 N_ROWS = {"quick": 5000, "full": 20000}[PROFILE]
 N_FEATURES = 64
 WIDTH = 4096
 REPEATS = 7
-
-
-def _median_time(func, repeats=REPEATS):
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        func()
-        samples.append(time.perf_counter() - start)
-    return float(np.median(samples))
 
 
 def _data(dtype, n_rows=N_ROWS):
@@ -66,8 +59,8 @@ class TensorSketchSpeed:
         self.theirs.transform(self.X)
 
     def track_speedup_over_sklearn(self, dtype):
-        return (_median_time(lambda: self.theirs.transform(self.X))
-                / _median_time(lambda: self.ours.transform(self.X)))
+        return (median_seconds(lambda: self.theirs.transform(self.X), REPEATS)
+                / median_seconds(lambda: self.ours.transform(self.X), REPEATS))
 
     track_speedup_over_sklearn.unit = "sklearn time / kernelmaps time"
 
@@ -97,8 +90,8 @@ class RandomMaclaurinSpeed:
         self.X @ self.W
 
     def track_transform_over_blas(self, dtype, structured):
-        return (_median_time(lambda: self.rm.transform(self.X))
-                / _median_time(lambda: self.X @ self.W))
+        return (median_seconds(lambda: self.rm.transform(self.X), REPEATS)
+                / median_seconds(lambda: self.X @ self.W, REPEATS))
 
     track_transform_over_blas.unit = "transform time / BLAS product time"
 
@@ -111,8 +104,8 @@ def main():
     for dtype in ("float64", "float32"):
         bench = TensorSketchSpeed()
         bench.setup(dtype)
-        ours = _median_time(lambda: bench.ours.transform(bench.X))
-        theirs = _median_time(lambda: bench.theirs.transform(bench.X))
+        ours = median_seconds(lambda: bench.ours.transform(bench.X), REPEATS)
+        theirs = median_seconds(lambda: bench.theirs.transform(bench.X), REPEATS)
         print(f"TensorSketch {dtype}: ours {ours:.3f} s ({bench.ours.transform(bench.X[:2]).dtype}), "
               f"PolynomialCountSketch {theirs:.3f} s ({bench.theirs.transform(bench.X[:2]).dtype}), "
               f"speed-up {theirs / ours:.2f}x")
@@ -120,8 +113,8 @@ def main():
         for structured in (False, True):
             bench = RandomMaclaurinSpeed()
             bench.setup(dtype, structured)
-            transform = _median_time(lambda: bench.rm.transform(bench.X))
-            blas = _median_time(lambda: bench.X @ bench.W)
+            transform = median_seconds(lambda: bench.rm.transform(bench.X), REPEATS)
+            blas = median_seconds(lambda: bench.X @ bench.W, REPEATS)
             print(f"RandomMaclaurin {dtype} {'Hadamard' if structured else 'dense'}: transform {transform:.3f} s, "
                   f"X @ W {bench.W.shape} {blas:.3f} s, ratio {transform / blas:.2f}")
 

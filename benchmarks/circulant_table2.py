@@ -9,7 +9,7 @@ squares. asv imports every module here, so all work is in ``main()``.
 
 def main():
     from pathlib import Path
-    import sys, time, numpy as np
+    import sys, numpy as np
     from threadpoolctl import threadpool_limits
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from figure1_cnm import prepare

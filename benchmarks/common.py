@@ -21,6 +21,25 @@ from pathlib import Path
 
 import numpy as np
 
+
+
+def median_seconds(func, repeats=7, warmup=False):
+    """Median wall time of ``repeats`` calls of ``func`` (after one untimed call if
+    ``warmup``). The result of a call is released after its clock stops, so that
+    freeing a large output is not timed."""
+    import time
+
+    if warmup:
+        func()
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = func()
+        samples.append(time.perf_counter() - start)
+        del result
+    return float(np.median(samples))
+
+
 PROFILE = os.environ.get("KERNELMAPS_BENCH_PROFILE", "quick")
 if PROFILE not in ("quick", "full"):
     raise ValueError(f"KERNELMAPS_BENCH_PROFILE must be 'quick' or 'full', got {PROFILE!r}")

@@ -6,7 +6,9 @@ so all the work is in ``main()`` under ``__main__``.
 
 
 def main():
-    import time, numpy as np, kernelmaps as km
+    from common import median_seconds
+
+    import numpy as np, kernelmaps as km
     from sklearn.kernel_approximation import RBFSampler
     d, D, N = 1024, 16384, 5000
     rng = np.random.default_rng(0)
@@ -21,10 +23,7 @@ def main():
         m.transform(X[:50])  # warm-up
     times = {}
     for name, m in maps.items():
-        ts = []
-        for _ in range(5):
-            t = time.perf_counter(); m.transform(X); ts.append(time.perf_counter() - t)
-        times[name] = float(np.median(ts))
+        times[name] = median_seconds(lambda: m.transform(X), 5)
         print(f"{name:22s} median {times[name]:.3f} s  ({times[name] / N * 1e3:.3f} ms/row)")
     for name in ("RFF (kernelmaps)", "RBFSampler (sklearn)"):
         print(f"Fastfood speed-up over {name}: {times[name] / times['Fastfood']:.1f}x")

@@ -14,20 +14,9 @@ throughput of each and the ratio ours / FFHT (above 1 means ours is faster).
 """
 
 
-def _median_seconds(fn, repeats):
-    import time
-
-    import numpy as np
-
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
-
-
 def main(argv=None):
+    from common import median_seconds
+
     import argparse
 
     import numpy as np
@@ -57,8 +46,8 @@ def main(argv=None):
         np.testing.assert_allclose(check[0], ffht.fht(X[0].copy()), rtol=tol, atol=tol * n)
         fwht_rows(X, one)  # warm-up (compilation, page faults)
         ffht.fht_(X)
-        ours = _median_seconds(lambda: fwht_rows(X, one), args.repeats)
-        theirs = _median_seconds(lambda: ffht.fht_(X, 1), args.repeats)
+        ours = median_seconds(lambda: fwht_rows(X, one), args.repeats)
+        theirs = median_seconds(lambda: ffht.fht_(X, 1), args.repeats)
         rate = X.nbytes / 1e9
         print(f"{n:>7} {X.shape[0]:>6} {rate / ours:>16.2f} {rate / theirs:>10.2f} {theirs / ours:>6.2f}")
 

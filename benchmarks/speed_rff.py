@@ -9,21 +9,9 @@ transform allocates beyond its output, traced with ``tracemalloc``.
 """
 
 
-def _median_time(func, repeats=7):
-    import time
-
-    import numpy as np
-
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = func()
-        samples.append(time.perf_counter() - start)
-        del result
-    return float(np.median(samples))
-
-
 def main():
+    from common import median_seconds
+
     import tracemalloc
 
     import numpy as np
@@ -40,8 +28,8 @@ def main():
             theirs = RBFSampler(gamma=1.0 / d, n_components=4096, random_state=0).fit(X)
             ours.transform(X[:16])
             theirs.transform(X[:16])
-            t_ours = _median_time(lambda: ours.transform(X))
-            t_theirs = _median_time(lambda: theirs.transform(X))
+            t_ours = median_seconds(lambda: ours.transform(X))
+            t_theirs = median_seconds(lambda: theirs.transform(X))
             tracemalloc.start()
             Z = ours.transform(X)
             peak = tracemalloc.get_traced_memory()[1]
