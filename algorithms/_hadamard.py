@@ -202,7 +202,10 @@ def _radix2(x, start, stop, h):
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
 def _stages(x, start, stop, h, end):
-    """Butterfly stages ``h, 2h, ...`` below ``end`` on ``x[start:stop]``."""
+    """Butterfly stages ``h, 2h, ...`` below ``end`` on ``x[start:stop]``.
+
+    Called with ``h >= REGISTER_BLOCK``: the shorter stages are done in registers.
+    """
     while h < end:
         left = 0  # stages still to do: log2(end / h)
         r = end // h
@@ -212,9 +215,9 @@ def _stages(x, start, stop, h, end):
         if left == 1:
             _radix2(x, start, stop, h)
             h *= 2
-        elif h < 32 or left == 2 or left == 4:
-            # a radix-8 pass with short streams (h < 32) runs slower than radix-4:
-            # its vector loop barely starts before the alias checks repeat
+        elif left == 2 or left == 4:
+            # four stages left: two radix-4 passes, not radix-8 and then a radix-2
+            # pass, which would sweep the whole memory for one stage
             _radix4(x, start, stop, h)
             h *= 4
         else:
