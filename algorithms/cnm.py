@@ -46,7 +46,8 @@ from ._base import (
 from ._parallel import blas_single_thread
 from ._fastmath import FASTMATH, row_needs_libm, trig_limit, vexp, vsincos
 from ._kernels import resolve_gamma
-from .pegasos import DENSE_ACTIVE_FRACTION, PegasosSVC, active_pairs, hinge_margins, pegasos_steps
+from .pegasos import (DENSE_ACTIVE_FRACTION, PegasosSVC, active_pairs, draw_minibatches, hinge_margins,
+                      pegasos_steps)
 from .rff import cos_features, draw_spectral
 
 __all__ = [
@@ -426,15 +427,9 @@ class LearnedCosineMap(FeatureMap):
             "val": _check_fraction(self.validation_fraction, "validation_fraction"),
         }
 
-    @staticmethod
-    def _draw_batches(n, p, rng):
-        """The T2 minibatches of a projection round, in one draw (RandomState
-        yields the same indices as T2 draws of one minibatch)."""
-        return rng.randint(0, n, size=(p["T2"], min(p["batch"], n))).astype(np.int64, copy=False)
-
     def _sgd_projection(self, X, params, p, rng, t0, gradient):
         """T2 minibatch SGD steps on the map's parameters (Algorithm 2)."""
-        for step, idx in enumerate(self._draw_batches(X.shape[0], p, rng)):
+        for step, idx in enumerate(draw_minibatches(rng, X.shape[0], p["T2"], p["batch"])):
             _, grads = gradient(X[idx], idx)
             t = t0 + step + 1
             for param, grad, size in zip(params, grads, p["sizes"]):
@@ -555,8 +550,8 @@ class LearnedCosineMap(FeatureMap):
         for it in range(p["iters"] + 1):
             # Algorithm 1: T1 Pegasos steps on (W, b) with the current map
             Z = self._features(X, params)
-            batches = rng.randint(0, X.shape[0], size=(p["T1"], min(p["batch"], X.shape[0])))
-            pegasos_steps(Z, signs, W, b, batches.astype(np.int64, copy=False), p["lam"], t_w, True)
+            batches = draw_minibatches(rng, X.shape[0], p["T1"], p["batch"])
+            pegasos_steps(Z, signs, W, b, batches, p["lam"], t_w, True)
             t_w += p["T1"]
             # early stopping (section 6.1): keep the best map on held-out rows
             Xs, ls = (X_val, labels_val) if len(X_val) else (X, labels)
@@ -766,8 +761,8 @@ class CompactNonlinearMap(LearnedCosineMap):
         theta, offset = params
         paper_step = p["eta0"] is None
         return dense_hinge_sgd_steps(
-            X, signs, W, b, theta, offset, self._draw_batches(X.shape[0], p, rng), p["lam"], paper_step,
-            0.0 if paper_step else p["eta0"], p["sizes"][0], p["sizes"][1], t0,
+            X, signs, W, b, theta, offset, draw_minibatches(rng, X.shape[0], p["T2"], p["batch"]), p["lam"],
+            paper_step, 0.0 if paper_step else p["eta0"], p["sizes"][0], p["sizes"][1], t0,
         )
 
     def _store(self, params):

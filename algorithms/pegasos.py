@@ -13,7 +13,15 @@ from ._base import (FLOAT_DTYPES, RegisteredEstimator, check_n_components, check
 from ._fastmath import FASTMATH
 from ._parallel import blas_single_thread
 
-__all__ = ["PegasosSVC", "pegasos_steps"]
+__all__ = ["PegasosSVC", "draw_minibatches", "pegasos_steps"]
+
+
+def draw_minibatches(rng, n_rows, n_steps, batch_size):
+    """Row indices of ``n_steps`` minibatches of ``min(batch_size, n_rows)`` rows,
+    drawn uniformly with replacement in one call: shape (n_steps, M), int64, as
+    :func:`pegasos_steps` takes them. (A ``RandomState`` yields the same indices
+    as ``n_steps`` draws of one minibatch each.)"""
+    return rng.randint(0, n_rows, size=(n_steps, min(batch_size, n_rows))).astype(np.int64, copy=False)
 
 
 # Above this share of active (row, class) pairs a minibatch's sub-gradient is one
@@ -269,7 +277,7 @@ class PegasosSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
         signs = one_vs_rest_code(len(self.classes_))[labels].astype(np.int8)
         n_out = signs.shape[1]
         rng = check_random_state(self.random_state)
-        batches = rng.randint(0, Z.shape[0], size=(n_steps, min(batch, Z.shape[0]))).astype(np.int64)
+        batches = draw_minibatches(rng, Z.shape[0], n_steps, batch)
         W = np.zeros((Z.shape[1], n_out))
         b = np.zeros(n_out)
         # The per-step products are small (M x D by D x C): threaded BLAS spends
