@@ -29,16 +29,24 @@ Downloaded files are kept under their original names in
 ``<data_home>/libsvm/``, where ``data_home`` is the ``data_home`` argument of
 :func:`load`, else the ``KERNELMAPS_DATA`` environment variable, else
 ``~/.cache/kernelmaps``. A file already there is used (and checked) without
-any network access; otherwise it is downloaded with ``urllib`` (``timeout``
-option, default 60 s) to a temporary file that is renamed into place only
-after its checksum has passed. The server is
+any network access; otherwise it is downloaded with ``urllib`` to a temporary
+file that is renamed into place only after it has passed its checks. Three
+options bound a download: ``timeout`` (seconds one socket operation may wait,
+default 60), ``deadline`` (seconds for the whole download, default 3600) and
+``min_rate`` (bytes/s the transfer must average over every 30 s, default
+1024; 0 disables it); a download that breaks one is abandoned and its partial
+file deleted. The server is
 ``<base_url>/<binary|multiclass|regression>/<file>``, with ``base_url`` from
 the ``base_url`` option, else the ``KERNELMAPS_LIBSVM_URL`` environment
 variable, else the LIBSVM page.
 
 Checksums. LIBSVM publishes none. The MD5s below were found in public code
 that verifies them after downloading (sources in ``data/PROVENANCE.md``) and
-are pinned; the other files are trusted on first use.
+are pinned. No checksum of the other files was found, so they are identified
+by their content: exactly the row count the LIBSVM page lists, the largest
+feature index equal to ``n_features``, finite values. A file that fails (an
+empty or truncated download, say) is refused with a ``ValueError`` giving the
+expected and found counts, and nothing about it is recorded.
 
 ============  ===================================  ==============================
 dataset       files                                checksum
@@ -48,21 +56,21 @@ usps          usps.bz2, usps.t.bz2                 pinned MD5 (torchvision)
 covtype       covtype.libsvm.binary.scale.bz2      pinned MD5 (one source)
 ijcnn1        ijcnn1.bz2, ijcnn1.t.bz2             pinned MD5 (t: two sources)
 a9a           a9a, a9a.t                           pinned MD5 (one source)
-cpusmall      cpusmall_scale                       not pinned: trust on first use
-cadata        cadata                               not pinned: trust on first use
+cpusmall      cpusmall_scale                       content checked (8192 x 12)
+cadata        cadata                               content checked (20640 x 8)
 ============  ===================================  ==============================
 
 Whatever the pin, the SHA-256 (and MD5) of every file is recorded in
-``<data_home>/libsvm/manifest.json`` the first time it is seen, and the file
-must match that record on every later load. Pass
+``<data_home>/libsvm/manifest.json`` the first time it passes its checks, and
+the file must match that record on every later load. Pass
 ``checksums={"<file name>": "sha256:<hex>"}`` (or ``"md5:<hex>"``) to
 :func:`load` to pin a value yourself: it replaces the built-in pin and the
 record, and is saved in the manifest (``"origin": "user"``) for later loads.
 A mismatch raises :class:`ChecksumMismatchError`; a bad download is deleted
-and a bad cached file is moved aside to ``<file>.rejected``. When the file is
-neither cached nor downloadable, :class:`DatasetNotAvailableError` (an
-``OSError``) says which URL was tried and which file to put in which
-directory.
+and a bad cached file (wrong checksum or content) is moved aside to
+``<file>.rejected``. When the file is neither cached nor downloadable,
+:class:`DatasetNotAvailableError` (an ``OSError``) says which URL was tried
+and which file to put in which directory.
 """
 
 from __future__ import annotations
@@ -157,8 +165,10 @@ def load(name: str, *, data_home: str | os.PathLike | None = None,
         their defaults. Synthetic sets take their generator's arguments plus
         ``test_size`` (fraction of rows in the test set, default 0.25; the
         first rows are the train set). LIBSVM sets take ``base_url``,
-        ``timeout`` (seconds) and ``checksums`` (file name -> ``"sha256:<hex>"``
-        or ``"md5:<hex>"``). Bundled and scikit-learn sets take none.
+        ``timeout`` (seconds per socket operation), ``deadline`` (seconds
+        for a whole download), ``min_rate`` (bytes/s, 0 for none) and
+        ``checksums`` (file name -> ``"sha256:<hex>"`` or ``"md5:<hex>"``).
+        Bundled and scikit-learn sets take none.
 
     Returns
     -------
@@ -169,12 +179,14 @@ def load(name: str, *, data_home: str | os.PathLike | None = None,
     Raises
     ------
     ValueError
-        Unknown name (the message lists the available names) or a bad option
-        value (the message names the option).
+        Unknown name (the message lists the available names), a bad option
+        value (the message names the option), or a LIBSVM file that cannot be
+        parsed or, lacking a checksum pin, has the wrong row or column count.
     TypeError
         An option the dataset does not accept.
     DatasetNotAvailableError
-        A LIBSVM file is not cached and cannot be downloaded.
+        A LIBSVM file is not cached and cannot be downloaded (including a
+        download that exceeds ``deadline`` or falls below ``min_rate``).
     ChecksumMismatchError
         A file does not match its expected checksum.
     """

@@ -1,15 +1,40 @@
 """Remote datasets in LIBSVM format: download, cache, checksum, parse.
 
 Files are fetched from ``<base_url>/<folder>/<file name>`` into
-``<data_home>/libsvm/<file name>`` and checked on every load. A file's
-expected checksum is, in order of precedence:
+``<data_home>/libsvm/<file name>`` and checked on every load. What a file must
+satisfy is, in order of precedence:
 
 1. the ``checksums`` option of :func:`kernelmaps.datasets.load`;
 2. a user pin recorded in the cache's ``manifest.json`` (``"origin": "user"``);
 3. the built-in pin (an MD5 published in public code, see ``PINS_FROM``)
-   together with the SHA-256 recorded in the manifest at first use;
-4. for files without a built-in pin, the SHA-256 recorded at first use alone
-   (trust on first use).
+   together with the SHA-256 recorded in the manifest when the file first
+   matched it;
+4. for a file without any pin, its content, then the SHA-256 recorded in the
+   manifest once the content has passed.
+
+No published checksum of ``cpusmall_scale`` or ``cadata`` was found, and none
+is invented, so these two files are identified by their content instead: the
+file must parse, hold exactly the number of rows the LIBSVM page lists for it
+(8192 and 20640), have ``n_features`` as its largest feature index (12 and 8)
+and contain only finite values. A file that fails (an empty or truncated
+download, an error page, another data set) is refused with a ``ValueError``
+naming the expected and the found counts, and nothing about it is recorded: a
+download is deleted and a cached copy is moved aside to ``<file>.rejected``,
+so the genuine file is accepted when it comes. Only a file that passed is
+recorded in the manifest; later copies must then match that SHA-256. Entries
+written by older versions, which trusted such files on first use without any
+check, prove nothing and are ignored (and replaced once a file passes).
+
+Downloads are bounded three ways: ``timeout`` (seconds a single socket
+operation may wait), ``deadline`` (seconds for the whole download, counted
+from sending the request) and ``min_rate`` (bytes/s the response body must
+average over every ``MIN_RATE_WINDOW`` seconds; 0 disables it). The deadline
+and the rate are checked each time body data arrive, so a server that sends
+nothing at all is ended by ``timeout``, and the deadline is overrun by at most
+one ``timeout``; a server that trickles its response headers is not caught.
+A download that breaks a bound raises
+:class:`~kernelmaps.datasets.DatasetNotAvailableError` and its partial file is
+deleted.
 """
 
 from __future__ import annotations
@@ -20,8 +45,8 @@ import http.client
 import json
 import os
 import re
-import shutil
 import tempfile
+import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
@@ -42,6 +67,12 @@ SUBDIR = "libsvm"
 MANIFEST = "manifest.json"
 SPLIT_SEED = 0
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_DEADLINE = 3600.0        # seconds: generous for every file here on a slow line
+DEFAULT_MIN_RATE = 1024.0        # bytes/s: far below any working connection
+#: Seconds over which ``min_rate`` is averaged: long enough that a pause of a
+#: few seconds on a slow but working connection does not end the download.
+MIN_RATE_WINDOW = 30.0
+READ_CHUNK = 1 << 20
 LICENSE = ("LIBSVM data page gives no licence; follow the original source's terms "
            "(see description)")
 
@@ -189,8 +220,8 @@ class Manifest:
             self.files = {}
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"checksum manifest {self.path} is not valid ({exc}); fix "
-                             "or delete it (files will then be trusted on first use "
-                             "again)") from None
+                             "or delete it (the checksums of files that pass their "
+                             "checks will then be recorded again)") from None
 
     def record(self, name: str, digests: dict, origin: str, url: str | None) -> None:
         self.files[name] = dict(
@@ -202,6 +233,18 @@ class Manifest:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text + "\n")
         os.replace(tmp, self.path)
+
+
+#: How entries written by versions that trusted unpinned files on first use,
+#: without any check, begin their ``origin``.
+UNCHECKED_ORIGIN = "trust on first use"
+
+
+def _is_pinned(file: RemoteFile, user_pin: str | None, entry: dict | None) -> bool:
+    """Whether a checksum chosen before the download (built-in or by the user)
+    identifies ``file``, rather than its content."""
+    return (user_pin is not None or file.pin is not None
+            or (entry is not None and entry.get("origin") == "user"))
 
 
 def _expectations(file: RemoteFile, user_pin: str | None, entry: dict | None):
@@ -245,17 +288,106 @@ def base_url(option: str | None) -> str:
     return url.rstrip("/")
 
 
-def _download(url: str, file: RemoteFile, directory: Path, timeout: float,
+@dataclass(frozen=True)
+class DownloadLimits:
+    """Bounds on one download; see the module docstring.
+
+    Attributes
+    ----------
+    timeout : float
+        Seconds a single socket operation (connect, one read) may wait.
+    deadline : float
+        Seconds the whole download may take, counted from sending the request.
+    min_rate : float
+        Bytes per second the response body must average over every
+        ``MIN_RATE_WINDOW`` seconds; 0 disables the check.
+    """
+
+    timeout: float
+    deadline: float
+    min_rate: float
+
+
+def _copy_within_limits(response, out, url: str, limits: DownloadLimits,
+                        started: float) -> None:
+    """Copy the body of ``response`` to ``out`` while it keeps within ``limits``.
+
+    Parameters
+    ----------
+    response : http.client.HTTPResponse
+        The open response.
+    out : binary file
+        Where the body goes.
+    url : str
+        Named in the errors.
+    limits : DownloadLimits
+        ``deadline`` and ``min_rate`` are enforced here.
+    started : float
+        ``time.monotonic()`` when the request was sent.
+
+    Raises
+    ------
+    TimeoutError
+        The download exceeded its deadline, or its rate fell below
+        ``min_rate`` over a window of ``MIN_RATE_WINDOW`` seconds.
+    """
+    window_started, window_bytes = time.monotonic(), 0
+    # read1, not read: read(n) waits for all n bytes, through any number of
+    # socket reads, so a trickling server would never give control back.
+    while chunk := response.read1(READ_CHUNK):
+        out.write(chunk)
+        now = time.monotonic()
+        if now - started > limits.deadline:
+            raise TimeoutError(f"download of {url} exceeded the total deadline of "
+                               f"{limits.deadline:g} s (the deadline option)")
+        window_bytes += len(chunk)
+        window = now - window_started
+        if window >= MIN_RATE_WINDOW:
+            if window_bytes < limits.min_rate * window:
+                raise TimeoutError(
+                    f"download of {url} fell below the minimum rate of "
+                    f"{limits.min_rate:g} bytes/s over the last {window:.1f} s "
+                    f"({window_bytes} bytes; the min_rate option)")
+            window_started, window_bytes = now, 0
+
+
+def _download(url: str, file: RemoteFile, directory: Path, limits: DownloadLimits,
               dataset: str) -> Path:
-    """Download ``url`` to a temporary file in ``directory`` (same extension as
-    ``file``, so that the parser recognises compression)."""
+    """Download ``url`` to a temporary file in ``directory``.
+
+    Parameters
+    ----------
+    url : str
+        What to download.
+    file : RemoteFile
+        The file it is; the temporary file gets the same extension, so that
+        the parser recognises compression.
+    directory : Path
+        Where the temporary file is created.
+    limits : DownloadLimits
+        Timeout, deadline and minimum rate of the download.
+    dataset : str
+        Named in the error.
+
+    Returns
+    -------
+    Path
+        The temporary file, for the caller to verify and move or delete.
+
+    Raises
+    ------
+    DatasetNotAvailableError
+        The download failed or broke one of ``limits``; the partial file has
+        been deleted.
+    """
     suffix = ".part" + os.path.splitext(file.name)[1]
     fd, tmp = tempfile.mkstemp(prefix=f".{file.name}.", suffix=suffix, dir=directory)
     request = urllib.request.Request(url, headers={"User-Agent": "kernelmaps.datasets"})
+    started = time.monotonic()
     try:
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(request,
-                                                                timeout=timeout) as resp:
-            shutil.copyfileobj(resp, out, 1 << 20)
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(
+                request, timeout=limits.timeout) as response:
+            _copy_within_limits(response, out, url, limits, started)
     except (OSError, http.client.HTTPException) as exc:
         os.unlink(tmp)
         raise DatasetNotAvailableError(
@@ -273,36 +405,85 @@ def _download(url: str, file: RemoteFile, directory: Path, timeout: float,
     return Path(tmp)
 
 
-def fetch(file: RemoteFile, directory: Path, url_base: str, timeout: float,
-          user_pin: str | None, dataset: str, read: Callable[[Path], T]) -> tuple[T, str]:
+def fetch(file: RemoteFile, directory: Path, url_base: str, limits: DownloadLimits,
+          user_pin: str | None, dataset: str, read: Callable[[Path], T],
+          check_content: Callable[[T], None]) -> tuple[T, str]:
     """``read`` applied to a verified copy of ``file`` in ``directory``, and its SHA-256.
 
-    A download is moved into place, and a new checksum recorded in the manifest,
-    only after it has passed its checksums and ``read`` has succeeded on it.
+    A download is moved into place, and a new checksum recorded in the
+    manifest, only after it has passed its checksums, ``read`` has succeeded
+    on it and, for a file without a pin, ``check_content`` has accepted it.
+
+    Parameters
+    ----------
+    file : RemoteFile
+        The file wanted.
+    directory : Path
+        The cache directory, ``<data_home>/libsvm``.
+    url_base : str
+        The server, without the folder.
+    limits : DownloadLimits
+        Bounds on the download, if one is needed.
+    user_pin : str or None
+        The ``checksums`` option's value for this file.
+    dataset : str
+        Named in the errors.
+    read : callable
+        Parses a file; raises ValueError if it cannot.
+    check_content : callable
+        Given what ``read`` returned for a file no checksum pin identifies,
+        raises ValueError unless it is the expected file.
+
+    Returns
+    -------
+    result : T
+        What ``read`` returned.
+    sha256 : str
+        The file's SHA-256.
+
+    Raises
+    ------
+    ChecksumMismatchError, ValueError
+        The file failed a check; a download has been deleted, a cached copy
+        moved aside to ``<file>.rejected``, and nothing has been recorded.
+    DatasetNotAvailableError
+        The file is not cached and could not be downloaded.
     """
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / file.name
     manifest = Manifest(directory)
     entry = manifest.files.get(file.name)
+    if entry is not None and str(entry.get("origin", "")).startswith(UNCHECKED_ORIGIN):
+        entry = None             # recorded without any check: may be an empty file
     expected = _expectations(file, user_pin, entry)
+    pinned = _is_pinned(file, user_pin, entry)
+
+    def accept(candidate: Path, where: str, on_fail: str):
+        digests = _verify(candidate, file, expected, where, on_fail)
+        try:
+            result = read(candidate)
+            if not pinned:
+                check_content(result)
+        except ValueError as exc:
+            raise ValueError(f"{exc} {on_fail}") from exc
+        return digests, result
+
     if path.exists():
         url = None
         rejected = path.with_name(path.name + ".rejected")
         try:
-            digests = _verify(path, file, expected, f"cached copy {path}",
-                              f"The file was moved aside to {rejected}; the next load "
-                              "downloads it again.")
-        except ChecksumMismatchError:
+            digests, result = accept(path, f"cached copy {path}",
+                                     f"The file was moved aside to {rejected}; the next "
+                                     "load downloads it again.")
+        except (ChecksumMismatchError, ValueError):
             os.replace(path, rejected)
             raise
-        result = read(path)
     else:
         url = f"{url_base}/{file.folder}/{file.name}"
-        tmp = _download(url, file, directory, timeout, dataset)
+        tmp = _download(url, file, directory, limits, dataset)
         try:
-            digests = _verify(tmp, file, expected, f"downloaded from {url}",
-                              "The download was deleted.")
-            result = read(tmp)
+            digests, result = accept(tmp, f"downloaded from {url}",
+                                     "The download was deleted.")
         except BaseException:
             os.unlink(tmp)
             raise
@@ -317,8 +498,8 @@ def fetch(file: RemoteFile, directory: Path, url_base: str, timeout: float,
     elif file.pin is not None:
         origin = f"matched the built-in {file.pin.split(':')[0]} pin"
     else:
-        origin = "trust on first use (" + (f"downloaded from {url}" if url
-                                           else "found in the cache") + ")"
+        origin = "passed the row and column check (" + (
+            f"downloaded from {url}" if url else "found in the cache") + ")"
     manifest.record(file.name, digests, origin, url)
     return result, digests["sha256"]
 
@@ -341,22 +522,102 @@ def _read(path: Path, name: str, spec: LibsvmSpec):
     return np.ascontiguousarray(X.toarray()), y
 
 
-def _check_options(options: dict) -> tuple[float, dict]:
-    timeout = options["timeout"]
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ValueError(f"timeout must be a number of seconds > 0, got {timeout!r}")
+def _expected_rows(spec: LibsvmSpec, file: RemoteFile) -> int:
+    """Rows of the genuine ``file``: all of a split's, else its official part's."""
+    if spec.test is None:
+        return spec.n_train + spec.n_test
+    return spec.n_train if file == spec.train else spec.n_test
+
+
+def _check_content(parsed: tuple[np.ndarray, np.ndarray], name: str, spec: LibsvmSpec,
+                   n_rows: int) -> None:
+    """Refuse a parsed file that cannot be the expected one.
+
+    Used for files without a checksum pin, for which these counts are the
+    only evidence of identity. An empty or truncated file fails on its rows.
+
+    Parameters
+    ----------
+    parsed : (X, y)
+        What :func:`_read` returned for the file.
+    name : str
+        The file's proper name, for the message.
+    spec : LibsvmSpec
+        The dataset: ``n_features`` is the expected largest feature index.
+    n_rows : int
+        The expected number of rows.
+
+    Raises
+    ------
+    ValueError
+        Naming the file and the expected and found counts, or the values
+        that are not finite.
+    """
+    X, y = parsed
+    # Columns are counted as the largest feature index in use, which is what
+    # the LIBSVM page lists (``_read`` already refused indices beyond it).
+    used = np.flatnonzero(np.any(X != 0, axis=0))
+    n_columns = int(used[-1]) + 1 if used.size else 0
+    problems = []
+    if (len(y), n_columns) != (n_rows, spec.n_features):
+        problems.append(f"expected {n_rows} rows and {spec.n_features} feature columns, "
+                        f"found {len(y)} rows and {n_columns} feature columns")
+    if not (np.isfinite(X).all() and np.isfinite(y).all()):
+        problems.append("it holds values that are not finite")
+    if problems:
+        raise ValueError(f"{name} is not the expected LIBSVM file for dataset "
+                         f"{spec.name!r}: {'; '.join(problems)}. It has no checksum pin, "
+                         "so it is identified by these counts; it was not recorded in "
+                         "the checksum manifest.")
+
+
+def _validated_number(options: dict, name: str, unit: str, minimum: float,
+            inclusive: bool) -> float:
+    """Validate a numeric option (bool is refused, and so is NaN)."""
+    value = options[name]
+    relation = ">=" if inclusive else ">"
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not (value >= minimum if inclusive else value > minimum)):
+        raise ValueError(f"{name} must be a number of {unit} {relation} {minimum:g}, "
+                         f"got {value!r}")
+    return float(value)
+
+
+def _check_options(options: dict) -> tuple[DownloadLimits, dict]:
+    """The download limits and the checksums dict of validated LIBSVM options.
+
+    Parameters
+    ----------
+    options : dict
+        The options of :func:`kernelmaps.datasets.load`, defaults filled in.
+
+    Returns
+    -------
+    limits : DownloadLimits
+    checksums : dict
+        File name -> checksum string, each already parsed once.
+
+    Raises
+    ------
+    ValueError
+        Naming the bad option.
+    """
+    limits = DownloadLimits(
+        timeout=_validated_number(options, "timeout", "seconds", 0, inclusive=False),
+        deadline=_validated_number(options, "deadline", "seconds", 0, inclusive=False),
+        min_rate=_validated_number(options, "min_rate", "bytes/s", 0, inclusive=True))
     checksums = options["checksums"] or {}
     if not isinstance(checksums, dict):
         raise ValueError(f"checksums must be a dict of file name -> checksum, got "
                          f"{checksums!r}")
     for fname, value in checksums.items():
         parse_checksum(value, fname)
-    return float(timeout), checksums
+    return limits, checksums
 
 
 def _loader(spec: LibsvmSpec, info: DatasetInfo):
     def load(options, data_home):
-        timeout, checksums = _check_options(options)
+        limits, checksums = _check_options(options)
         known = {spec.train.name} | ({spec.test.name} if spec.test else set())
         unknown = set(checksums) - known
         if unknown:
@@ -367,10 +628,11 @@ def _loader(spec: LibsvmSpec, info: DatasetInfo):
         parts, hashes = [], {}
         for f in (spec.train, spec.test):
             if f is not None:
-                part, hashes[f.name] = fetch(f, directory, url_base, timeout,
-                                             checksums.get(f.name), spec.name,
-                                             functools.partial(_read, name=f.name,
-                                                               spec=spec))
+                part, hashes[f.name] = fetch(
+                    f, directory, url_base, limits, checksums.get(f.name), spec.name,
+                    functools.partial(_read, name=f.name, spec=spec),
+                    functools.partial(_check_content, name=f.name, spec=spec,
+                                      n_rows=_expected_rows(spec, f)))
                 parts.append(part)
         extras = {"files": hashes}
         if spec.test is not None:
@@ -385,7 +647,8 @@ def _loader(spec: LibsvmSpec, info: DatasetInfo):
     return load
 
 
-OPTIONS = dict(base_url=None, timeout=DEFAULT_TIMEOUT, checksums=None)
+OPTIONS = dict(base_url=None, timeout=DEFAULT_TIMEOUT, deadline=DEFAULT_DEADLINE,
+               min_rate=DEFAULT_MIN_RATE, checksums=None)
 
 for _spec in SPECS:
     _classes = (None if _spec.classes is None
