@@ -7,17 +7,20 @@ and the asv suite are generated from :data:`REGISTRY`, so a new algorithm gets t
 without editing a test.
 """
 
-import numbers
 from typing import Any, ClassVar
 
 import numpy as np
+from numba import njit
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ._kernels import exact_kernel
 from ._parallel import n_worker_threads, run_row_blocks  # noqa: F401  (re-exported)
+from ._validation import (FLOAT_DTYPES, FeatureOverflowError, check_choice, check_fits_in_memory,  # noqa: F401
+                          check_float_array, check_input, check_integer, check_n_components, check_positive,
+                          clear_fitted_state, format_bytes)
 
 #: name -> class, filled as the algorithm modules are imported.
 REGISTRY: dict = {}
@@ -31,8 +34,6 @@ BLOCK_BYTES = 4 * 2**20
 #: Hard cap of a block's size: peak memory is the output plus at most this much
 #: scratch per worker thread.
 MAX_BLOCK_BYTES = 32 * 2**20
-
-FLOAT_DTYPES = (np.float64, np.float32)
 
 
 class RegisteredEstimator:
@@ -86,51 +87,19 @@ class RegisteredEstimator:
         return {}
 
 
-def check_float_array(estimator, X, *, reset):
-    """Validate ``X`` as a finite, non-empty 2-D float32 or float64 array.
+@njit(cache=True, nogil=True)
+def all_finite(A):
+    """Whether every entry of the 2-D array ``A`` is finite.
 
-    float32 input stays float32; any other numeric input becomes float64. NaN, inf,
-    sparse input, empty input and (with ``reset=False``) a feature count other than
-    the one seen in ``fit`` raise ``ValueError`` naming the problem.
+    ``x - x`` is 0 for a finite ``x`` and NaN for NaN or infinity, so the sum
+    is a branch-free test that vectorizes (no fastmath: it must keep NaN).
     """
-    return validate_data(
-        estimator,
-        X,
-        reset=reset,
-        dtype=list(FLOAT_DTYPES),
-        order="C",
-        accept_sparse=False,
-        ensure_min_samples=1,
-        ensure_min_features=1,
-    )
-
-
-def check_n_components(value, name="n_components", minimum=1):
-    """Reject a width that is not an integer of at least ``minimum``."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
-def check_choice(value, name, choices):
-    """Reject a string option outside ``choices``."""
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
-    return value
-
-
-def check_positive(value, name, *, allow_zero=False):
-    """Reject a number that is not finite and positive (or non-negative)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
-    ok = value >= 0 if allow_zero else value > 0
-    if not (np.isfinite(value) and ok):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be finite and {bound}, got {value}")
-    return value
+    total = 0.0
+    for i in range(A.shape[0]):
+        row = A[i]
+        for j in range(A.shape[1]):
+            total += row[j] - row[j]
+    return total == 0.0
 
 
 def block_rows(n_bytes_per_row, n_features):
@@ -186,6 +155,7 @@ class KernelName(str):
         estimator = self.__dict__.get("_owner")
         if estimator is None:
             raise TypeError(f"{str(self)!r} is a kernel name read outside an estimator")
+        check_is_fitted(estimator)
         return estimator._kernel_gram(X, Y)
 
     def __repr__(self):
@@ -264,14 +234,50 @@ class FeatureMap(RegisteredEstimator, TransformerMixin, BaseEstimator):
         -------
         self
         """
+        clear_fitted_state(self)
         X = check_float_array(self, X, reset=True)
         self._validate_params_common()
+        self._check_memory_plan(X.shape[1])
         rng = check_random_state(getattr(self, "random_state", None))
         self._fit(X, rng)
+        self._check_fitted_state_finite()
         return self
 
+    def _check_fitted_state_finite(self):
+        """Refuse parameters that make the map itself non-finite (e.g. ``gamma=1e308``:
+        frequencies of standard deviation ``sqrt(2 gamma)`` overflow)."""
+        for key, value in vars(self).items():
+            if (key.endswith("_") and isinstance(value, np.ndarray) and value.dtype.kind in "fc"
+                    and not np.isfinite(value).all()):
+                params = {name: val for name, val in self.get_params(deep=False).items()
+                          if isinstance(val, (int, float, np.number)) and not isinstance(val, bool)}
+                raise ValueError(
+                    f"{type(self).__name__}: the parameters {params} give a map with non-finite "
+                    f"entries ({key}); choose values whose frequencies or weights stay finite "
+                    "(e.g. a smaller gamma)"
+                )
+
     def _validate_params_common(self):
-        check_n_components(self.n_components)
+        self.n_components_ = check_n_components(self.n_components)
+
+    def _planned_bytes(self, n_features):
+        """``(state, per_row)``: bytes of fitted state and of one transform row.
+
+        Computed from the parameters before anything is drawn, so that an
+        impossible width is refused before it is allocated. The default fits a
+        dense float64 ``n_features x n_components`` projection and an output row
+        plus as much scratch; maps with other state override it.
+        """
+        D = self.n_components_
+        return 8 * (n_features * D + D), 8 * 2 * D
+
+    def _check_memory_plan(self, n_features):
+        state, per_row = self._planned_bytes(n_features)
+        rows = n_worker_threads()
+        check_fits_in_memory(
+            state + rows * per_row, f"n_components={self.n_components_}",
+            f"the fitted map (n_features={n_features}) and one row block per worker thread",
+        )
 
     def transform(self, X):
         """Map ``X`` to the feature space.
@@ -284,17 +290,44 @@ class FeatureMap(RegisteredEstimator, TransformerMixin, BaseEstimator):
         -------
         Z : ndarray of shape (n_samples, n_components)
             float32 if ``X`` is float32, float64 otherwise.
+
+        Raises
+        ------
+        FeatureOverflowError
+            If a feature is not finite in the working dtype (the input's
+            magnitude combined with the map's parameters overflows).
         """
         check_is_fitted(self)
         X = check_float_array(self, X, reset=False)
         n = X.shape[0]
-        out = np.empty((n, self.n_components), dtype=X.dtype)
+        out = np.empty((n, self.n_components_), dtype=X.dtype)
         step = block_rows(self._block_elements_per_row() * X.itemsize, X.shape[1])
         context = self._prepare_transform(X.dtype)
-        run_row_blocks(
-            n, step, lambda start, stop: self._transform_block(X[start:stop], out[start:stop], context)
-        )
+        overflowed = []
+
+        def work(start, stop):
+            self._transform_block(X[start:stop], out[start:stop], context)
+            # checked while the block is still in cache: one cheap pass
+            if not all_finite(out[start:stop]):
+                overflowed.append(start)
+
+        run_row_blocks(n, step, work)
+        if overflowed:
+            self._raise_overflow(X, out, min(overflowed))
         return out
+
+    def _raise_overflow(self, X, out, block_start):
+        bad_rows = np.flatnonzero(~np.isfinite(out).all(axis=1))
+        row = int(bad_rows[0]) if len(bad_rows) else block_start
+        params = {key: value for key, value in self.get_params(deep=False).items()
+                  if key in ("gamma", "degree", "coef0", "scale", "coefficients") or key.startswith("gamma")}
+        fitted = {key: getattr(self, key) for key in ("gamma_",) if hasattr(self, key)}
+        raise FeatureOverflowError(
+            f"{type(self).__name__}.transform overflowed {np.dtype(X.dtype).name}: {len(bad_rows)} of "
+            f"{X.shape[0]} rows give non-finite features, first row {row} (max |x| = "
+            f"{float(np.max(np.abs(X[row]))):.3g}), with parameters {params | fitted}. Rescale the input "
+            "or choose parameters whose features stay finite."
+        )
 
     def _prepare_transform(self, dtype):
         """Per-call set-up shared by the blocks (e.g. parameters cast to ``dtype``).
@@ -306,7 +339,7 @@ class FeatureMap(RegisteredEstimator, TransformerMixin, BaseEstimator):
 
     def _block_elements_per_row(self):
         """Elements of scratch memory one row needs, in units of the dtype size."""
-        return self.n_components
+        return self.n_components_
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -327,6 +360,7 @@ class FeatureMap(RegisteredEstimator, TransformerMixin, BaseEstimator):
         -------
         K : ndarray of shape (n, m)
         """
+        check_is_fitted(self)
         return self._kernel_gram(X, Y)
 
     def _kernel_gram(self, X, Y):

@@ -135,14 +135,14 @@ class CosineFeatureMap(FeatureMap):
         return "gaussian"
 
     def _n_frequencies(self):
-        return self.n_components if self.output == "cos" else self.n_components // 2
+        return self.n_components_ if self.output == "cos" else self.n_components_ // 2
 
     def _fit(self, X, rng):
         kernel = self._kernel_name()
         check_choice(self.output, "output", ("cos", "cossin"))
-        if self.output == "cossin" and self.n_components % 2:
+        if self.output == "cossin" and self.n_components_ % 2:
             raise ValueError(
-                f"output='cossin' needs an even n_components (cos and sin halves), got {self.n_components}"
+                f"output='cossin' needs an even n_components (cos and sin halves), got {self.n_components_}"
             )
         self.kernel_ = kernel
         self.gamma_ = resolve_gamma(self.gamma, X, kernel, rng)
@@ -154,7 +154,7 @@ class CosineFeatureMap(FeatureMap):
 
     def _prepare_transform(self, dtype):
         offset = None if self.random_offset_ is None else self.random_offset_.astype(dtype)
-        return self._prepare_projection(dtype), offset, dtype.type(np.sqrt(2.0 / self.n_components))
+        return self._prepare_projection(dtype), offset, dtype.type(np.sqrt(2.0 / self.n_components_))
 
     def _transform_block(self, X, out, context):
         projection, offset, scale = context
@@ -162,7 +162,7 @@ class CosineFeatureMap(FeatureMap):
             self._project(X, out, projection)
             cos_features(out, offset, scale)
         else:
-            P = np.empty((X.shape[0], self.n_components // 2), dtype=X.dtype)
+            P = np.empty((X.shape[0], self.n_components_ // 2), dtype=X.dtype)
             self._project(X, P, projection)
             cossin_features(P, out, scale)
 

@@ -393,6 +393,12 @@ class HadamardGaussianMap(CosineFeatureMap):
     #: Smallest block; inputs are zero-padded up to it (see StructuredOrthogonalFeatures).
     min_block = 2
 
+    def _planned_bytes(self, n_features):
+        p = max(next_power_of_two(n_features), self.min_block)
+        padded = -(-self.n_components_ // p) * p
+        # a few (n_blocks, p) arrays of diagonals; a row's padded copies and output
+        return 8 * 5 * padded, 8 * (2 * padded + self.n_components_)
+
     def _draw(self, n_features, n_frequencies, scale, rng):
         p = max(next_power_of_two(n_features), self.min_block)
         self.padded_features_ = p

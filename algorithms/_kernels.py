@@ -26,6 +26,7 @@ References
 Rahimi, A. and Recht, B. Random features for large-scale kernel machines. NIPS 2007.
 """
 
+import math
 import numbers
 
 import numpy as np
@@ -34,6 +35,7 @@ from scipy.spatial.distance import cdist
 
 from ._fastmath import FASTMATH, vexp
 from ._parallel import run_row_blocks
+from ._validation import FeatureOverflowError
 
 KERNELS = ("gaussian", "laplacian", "cauchy", "polynomial", "exponential")
 SHIFT_INVARIANT = ("gaussian", "laplacian", "cauchy")
@@ -99,7 +101,9 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
                 sq_x += x[k] * x[k]
             for j in range(m):
                 t = sq_x + sq_v[j] - 2 * row[j]
-                t = t if t > zero else zero
+                # clamps round-off below 0 but keeps NaN (from inf - inf), which the
+                # callers' finiteness checks turn into an error instead of k = 1
+                t = zero if t < zero else t
                 row[j] = vexp(-gamma * t)
         elif code == 1:
             for j in range(m):
@@ -171,6 +175,11 @@ def check_kernel_params(kernel, degree, coef0):
 def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0):
     """Exact Gram matrix ``K[i, j] = k(X[i], Y[j])``.
 
+    The shift-invariant kernels are evaluated on data centred and scaled by a
+    power of two (:func:`shift_invariant_frame`), so that neither the
+    cancellation of ``|x|^2 + |y|^2 - 2 x.y`` far from the origin nor the
+    overflow of ``|x|^2`` at magnitudes beyond ~1e154 spoils the result.
+
     Parameters
     ----------
     X : ndarray of shape (n, d)
@@ -189,6 +198,12 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     -------
     K : ndarray of shape (n, m)
         float32 when both inputs are float32, float64 otherwise.
+
+    Raises
+    ------
+    FeatureOverflowError
+        If a kernel value is not finite (a dot-product kernel on inputs whose
+        inner products overflow the dtype).
     """
     kernel = canonical_kernel(kernel)
     gamma = float(gamma)
@@ -197,18 +212,91 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     if kernel == "polynomial":
         degree = _check_degree(degree)
     X, Y, dtype = _as_pair(X, Y)
+    same = Y is X
     code = KERNEL_CODES[kernel]
+    g = dtype_gamma(gamma, dtype)
+    if kernel in SHIFT_INVARIANT:
+        center, scale = shift_invariant_frame(Y)
+        X = to_frame(X, center, scale, dtype)
+        Y = X if same else to_frame(Y, center, scale, dtype)
+        g = frame_gamma(kernel, gamma, scale, dtype)
     # the dot-product based kernels start from one (threaded) BLAS product
     G = X @ Y.T if code <= 2 else np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
     sq_y = np.einsum("ij,ij->i", Y, Y)
-    g, c0, p = dtype(gamma), dtype(coef0), int(degree) if kernel == "polynomial" else 0
+    c0, p = dtype(coef0), int(degree) if kernel == "polynomial" else 0
     step = max(16, (4 * 2**20) // (max(1, Y.shape[0]) * G.itemsize))
     run_row_blocks(X.shape[0], step,
                    lambda start, stop: kernel_block(G[start:stop], X[start:stop], Y, sq_y, code, g, c0, p))
-    if kernel == "gaussian" and Y is X:
+    if kernel == "gaussian" and same:
         # exact 1 on the diagonal, whatever the cancellation in |x|^2 - 2<x,x> + |x|^2
         np.fill_diagonal(G, 1.0)
+    if not np.isfinite(G).all():
+        raise FeatureOverflowError(
+            f"the {kernel} kernel (gamma={gamma}, degree={degree}, coef0={coef0}) overflows "
+            f"{np.dtype(dtype).name} on inputs of magnitude up to "
+            f"{max(float(np.max(np.abs(X))), float(np.max(np.abs(Y)))):.3g}"
+        )
     return G
+
+
+def shift_invariant_frame(A):
+    """A centre and a power-of-two scale that bring the rows of ``A`` near the unit ball.
+
+    A shift-invariant kernel only sees differences, so ``k(x, y)`` can be
+    evaluated on ``(x - c) / s``: centring removes the cancellation of
+    ``|x|^2 + |y|^2 - 2 x.y`` for data far from the origin (it costs float32 all
+    its digits at an offset of 1e4), and a power-of-two ``s`` (exact to divide
+    by) keeps ``|x|^2`` finite at any magnitude. :func:`frame_gamma` carries
+    ``s`` into the bandwidth.
+
+    Returns
+    -------
+    center : ndarray of shape (d,), float64
+    scale : float
+        ``2^k`` with ``max |A - center|`` in ``[2^k, 2^(k+1))``, or 1.0.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    # the mean of A / 2^k: a plain sum of rows near 1e308 would overflow
+    coarse = _power_of_two_below(float(np.max(np.abs(A))) if A.size else 0.0)
+    center = (A * (1.0 / coarse)).mean(axis=0) * coarse
+    return center, _power_of_two_below(float(np.max(np.abs(A - center))) if A.size else 0.0)
+
+
+def _power_of_two_below(value):
+    """``2^floor(log2(value))`` for a finite ``value > 0``, else 1.0."""
+    if not (0.0 < value < np.inf):
+        return 1.0
+    return 2.0 ** math.floor(math.log2(value))
+
+
+def to_frame(A, center, scale, dtype):
+    """``(A - center) / scale`` in ``dtype`` (computed in float64)."""
+    return np.ascontiguousarray((np.asarray(A, dtype=np.float64) - center) * (1.0 / scale), dtype=dtype)
+
+
+def frame_gamma(kernel, gamma, scale, dtype):
+    """The bandwidth that gives ``k`` on data divided by ``scale``.
+
+    ``gamma s^2`` for the Gaussian and Cauchy kernels (squared differences),
+    ``gamma s`` for the Laplacian. Clamped to the dtype's largest number: an
+    infinite bandwidth would turn ``gamma * 0`` on the diagonal into NaN, while
+    the clamped one still gives ``exp(-huge * t) = 0`` for ``t > 0``
+    (:func:`dtype_gamma`).
+    """
+    value = gamma * scale if kernel == "laplacian" else gamma * scale * scale
+    return dtype_gamma(value, dtype)
+
+
+def dtype_gamma(value, dtype):
+    """A positive bandwidth as a finite, nonzero number of ``dtype``.
+
+    Clamped to ``[tiny, max]`` of the dtype: 0 would make ``gamma / gamma`` in
+    :func:`kernel_block` a division by zero, and infinity would make
+    ``gamma * 0`` NaN; at either end the kernel values are the same to the
+    dtype's precision (1 at distance 0, 0 at any other).
+    """
+    info = np.finfo(dtype)
+    return dtype(min(max(value, float(info.tiny)), float(info.max)))
 
 
 # ----------------------------------------------------------------- bandwidths
@@ -230,12 +318,18 @@ def resolve_gamma(gamma, X, kernel, rng, n_sample=1000):
     otherwise):
 
     * ``'scale'``: ``1 / (n_features * X.var())``, scikit-learn's rule (1.0 if the
-      variance is 0).
+      variance is 0, i.e. every entry of ``X`` is the same number).
     * ``'median'``: ``s`` = the median pairwise distance of up to ``n_sample``
       sampled rows; ``gamma = 1/(2 s^2)`` (Euclidean), ``1/s`` (L1).
     * ``'knn50'``: Yu et al.'s rule: ``s`` = the mean distance to the 50th nearest
       neighbour among ``n_sample`` sampled rows; ``gamma = 2/s^2`` (Euclidean),
       ``2/s`` (L1).
+
+    The statistics are computed on the data centred and divided by a power of
+    two, and ``gamma`` is assembled in log space, so no square overflows or
+    underflows at any magnitude. A ``gamma`` that float64 cannot represent
+    (data of magnitude beyond ~1e154 or below ~1e-154) raises ``ValueError``, as
+    do sampled rows that really all coincide.
 
     References
     ----------
@@ -248,14 +342,20 @@ def resolve_gamma(gamma, X, kernel, rng, n_sample=1000):
                 f"gamma must be a positive number or one of {list(GAMMA_HEURISTICS)}, got {gamma!r}"
             )
         if gamma == "scale":
-            var = float(np.asarray(X, dtype=np.float64).var())
-            return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+            # scikit-learn's X.var() is over all entries (not per column): scale only
+            scale = _power_of_two_below(float(np.max(np.abs(X))))
+            var = float((np.asarray(X, dtype=np.float64) * (1.0 / scale)).var())
+            if var == 0.0:
+                return 1.0
+            # 1 / (d var(X)) with var(X) = scale^2 var(X / scale)
+            return _gamma_from_logs(gamma, -(math.log(X.shape[1]) + math.log(var) + 2 * math.log(scale)), X)
         if kernel not in SHIFT_INVARIANT:
             raise ValueError(f"gamma={gamma!r} is defined for shift-invariant kernels, not {kernel!r}")
         S = _sample_rows(X, rng, n_sample)
         if S.shape[0] < 2:
             raise ValueError(f"gamma={gamma!r} needs at least 2 samples, got {S.shape[0]}")
-        D = _pairwise_distances(S, kernel)
+        center, scale = shift_invariant_frame(S)
+        D = _pairwise_distances(to_frame(S, center, scale, np.float64), kernel)
         if gamma == "median":
             s = float(np.median(D[np.triu_indices(S.shape[0], k=1)]))
             power, numerator = (1, 1.0) if kernel == "laplacian" else (2, 0.5)
@@ -265,11 +365,23 @@ def resolve_gamma(gamma, X, kernel, rng, n_sample=1000):
             s = float(np.partition(D, k, axis=1)[:, k].mean())
             power, numerator = (1, 2.0) if kernel == "laplacian" else (2, 2.0)
         if not s > 0:
-            raise ValueError(f"gamma={gamma!r} is undefined: the sampled points coincide")
-        return numerator / s**power
+            raise ValueError(f"gamma={gamma!r} is undefined: the {S.shape[0]} sampled rows all coincide")
+        return _gamma_from_logs(gamma, math.log(numerator) - power * (math.log(s) + math.log(scale)), X)
     if isinstance(gamma, (bool, np.bool_)) or not isinstance(gamma, numbers.Real):
         raise ValueError(f"gamma must be a positive number or one of {list(GAMMA_HEURISTICS)}, got {gamma!r}")
     gamma = float(gamma)
     if not (np.isfinite(gamma) and gamma > 0):
         raise ValueError(f"gamma must be finite and > 0, got {gamma}")
     return gamma
+
+
+def _gamma_from_logs(heuristic, log_gamma, X):
+    """``exp(log_gamma)``, or a ``ValueError`` when float64 cannot hold it."""
+    info = np.finfo(np.float64)
+    if not math.log(info.tiny) < log_gamma < math.log(info.max):
+        raise ValueError(
+            f"gamma={heuristic!r} gives 1e{log_gamma / math.log(10):.0f} for data of magnitude up to "
+            f"{float(np.max(np.abs(X))):.3g}, outside the float64 range: rescale X (e.g. with "
+            "StandardScaler)"
+        )
+    return math.exp(log_gamma)

@@ -1,5 +1,6 @@
 """Row-block parallelism shared by transforms and Gram matrices."""
 
+import contextlib
 import math
 import threading
 
@@ -7,6 +8,14 @@ import numpy as np
 
 
 _BLAS_CONTROLLER = None
+# One process-wide, reference-counted BLAS limit. threadpoolctl's limits are
+# process-wide too: with one context per caller, two overlapping transforms on
+# two threads restore the limits out of order, and the second to finish restores
+# the first one's "1" for good. Here the first caller in sets the limit and the
+# last one out restores what was there before.
+_BLAS_LOCK = threading.Lock()
+_BLAS_USERS = 0
+_BLAS_LIMITER = None
 
 
 def _blas_controller():
@@ -18,9 +27,28 @@ def _blas_controller():
     return _BLAS_CONTROLLER
 
 
+@contextlib.contextmanager
 def blas_single_thread():
-    """Context manager limiting BLAS to one thread (for loops of small products)."""
-    return _blas_controller().limit(limits=1, user_api="blas")
+    """Context manager limiting BLAS to one thread (for loops of small products).
+
+    Safe under concurrency: nested or overlapping uses from any threads share
+    one limit, and the BLAS thread count before the first one is restored when
+    the last one exits. While any use is active, BLAS is single-threaded for the
+    whole process (the setting is process-wide in every BLAS library).
+    """
+    global _BLAS_USERS, _BLAS_LIMITER
+    with _BLAS_LOCK:
+        if _BLAS_USERS == 0:
+            _BLAS_LIMITER = _blas_controller().limit(limits=1, user_api="blas")
+        _BLAS_USERS += 1
+    try:
+        yield
+    finally:
+        with _BLAS_LOCK:
+            _BLAS_USERS -= 1
+            if _BLAS_USERS == 0:
+                _BLAS_LIMITER.restore_original_limits()
+                _BLAS_LIMITER = None
 
 
 def n_worker_threads():

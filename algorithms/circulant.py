@@ -172,10 +172,16 @@ class CirculantRandomFeatures(CosineFeatureMap):
     def _prepare_projection(self, dtype):
         return self.signs_.astype(dtype), circulant_spectra(self.circulant_vectors_.astype(dtype))
 
+    def _planned_bytes(self, n_features):
+        n_blocks = -(-self._n_frequencies() // n_features)
+        # circulant vectors, signs and their spectra; a row's spectra and output
+        per_row = (n_features + 2) + 2 * n_blocks * (n_features // 2 + 1) + n_blocks * n_features
+        return 8 * 5 * n_blocks * (n_features + 2), 8 * (per_row + self.n_components_)
+
     def _block_elements_per_row(self):
         # F(x), the per-block products (complex) and the stacked inverse FFTs
         n_blocks, d = self.circulant_vectors_.shape
-        return (d + 2) + 2 * n_blocks * (d // 2 + 1) + n_blocks * d + self.n_components
+        return (d + 2) + 2 * n_blocks * (d // 2 + 1) + n_blocks * d + self.n_components_
 
     def _project(self, X, P, projection):
         signs, spectra = projection

@@ -30,19 +30,11 @@ import math
 import numpy as np
 from numba import njit
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
-from ._base import (
-    FLOAT_DTYPES,
-    FeatureMap,
-    check_choice,
-    check_float_array,
-    check_n_components,
-    check_positive,
-    classes_from_scores,
-    encode_classes,
-    one_vs_rest_code,
-)
+from ._base import FeatureMap, classes_from_scores, encode_classes, one_vs_rest_code
+from ._validation import (check_choice, check_float_array, check_fraction, check_input, check_n_components,
+                          check_positive, clear_fitted_state)
 from ._parallel import blas_single_thread
 from ._fastmath import FASTMATH, row_needs_libm, trig_limit, vexp, vsincos
 from ._kernels import resolve_gamma
@@ -365,13 +357,6 @@ def kernel_backward(EZ, S, factor, dP):
             dP[r, i] = factor * EZ[r, i] * S[r, i]
 
 
-def _check_fraction(value, name):
-    value = check_positive(value, name, allow_zero=True)
-    if value >= 1.0:
-        raise ValueError(f"{name} must be in [0, 1), got {value}")
-    return value
-
-
 class LearnedCosineMap(FeatureMap):
     """Shared alternating optimization of a learned map ``sqrt(2/k) cos(proj(x) + b)``.
 
@@ -413,7 +398,7 @@ class LearnedCosineMap(FeatureMap):
 
     # -- parameters -------------------------------------------------------------
     def _check_params(self):
-        check_n_components(self.n_components)
+        self.n_components_ = check_n_components(self.n_components)
         check_choice(self.objective, "objective", self._objectives)
         lam = check_positive(self.alpha, "alpha")
         eta0 = None if self.learning_rate == "pegasos" else check_positive(self.learning_rate, "learning_rate")
@@ -424,7 +409,7 @@ class LearnedCosineMap(FeatureMap):
             "T1": check_n_components(self.n_steps_w, "n_steps_w"),
             "T2": check_n_components(self.n_steps_theta, "n_steps_theta", minimum=0),
             "iters": check_n_components(self.max_iter, "max_iter", minimum=0),
-            "val": _check_fraction(self.validation_fraction, "validation_fraction"),
+            "val": check_fraction(self.validation_fraction, "validation_fraction"),
         }
 
     def _sgd_projection(self, X, params, p, rng, t0, gradient):
@@ -460,6 +445,7 @@ class LearnedCosineMap(FeatureMap):
         -------
         self
         """
+        clear_fitted_state(self)
         if y is None:
             if self.objective == "classification":
                 raise ValueError(
@@ -468,10 +454,10 @@ class LearnedCosineMap(FeatureMap):
                 )
             X = check_float_array(self, X, reset=True)
         else:
-            X, y = validate_data(self, X, y, reset=True, dtype=list(FLOAT_DTYPES), order="C",
-                                 ensure_min_samples=1)
+            X, y = check_input(self, X, y, reset=True, ensure_min_samples=1)
             y = column_or_1d(y)
         p = self._check_params()
+        self._check_memory_plan(X.shape[1])
         rng = check_random_state(self.random_state)
         X64 = np.asarray(X, dtype=np.float64)
         self.gamma_ = resolve_gamma(self.gamma, X64, "gaussian", rng)
@@ -483,7 +469,7 @@ class LearnedCosineMap(FeatureMap):
         if n_val < 1 or n - n_val < 1:
             n_val = 0
         val, train = order[:n_val], order[n_val:]
-        k = self.n_components
+        k = self.n_components_
         params = self._init_projection(X64.shape[1], k, self.gamma_, rng)
         params.append(rng.uniform(0.0, 2.0 * np.pi, size=k))
         p["sizes"] = [math.sqrt(float(np.mean(q * q))) for q in params]
@@ -505,7 +491,7 @@ class LearnedCosineMap(FeatureMap):
 
     def _features(self, X, params):
         P = self._project(X, params)
-        cos_features(P, params[-1], math.sqrt(2.0 / self.n_components))
+        cos_features(P, params[-1], math.sqrt(2.0 / self.n_components_))
         return P
 
     def _forward(self, Xb, params):
@@ -513,7 +499,7 @@ class LearnedCosineMap(FeatureMap):
         P += params[-1]
         Z = np.empty_like(P)
         S = np.empty_like(P)
-        cos_sin_features(P, math.sqrt(2.0 / self.n_components), Z, S)
+        cos_sin_features(P, math.sqrt(2.0 / self.n_components_), Z, S)
         return Z, S
 
     def _backward(self, Xb, dP, params):
@@ -526,7 +512,7 @@ class LearnedCosineMap(FeatureMap):
         Z, S = self._forward(Xb, params)
         scores = Z @ W + b
         dP = np.empty_like(S)
-        loss = hinge_backward(S, scores, signs, W, math.sqrt(2.0 / self.n_components), dP)
+        loss = hinge_backward(S, scores, signs, W, math.sqrt(2.0 / self.n_components_), dP)
         return loss, self._backward(Xb, dP, params)
 
     def _kernel_gradient(self, Xb, gamma, params):
@@ -537,13 +523,13 @@ class LearnedCosineMap(FeatureMap):
         E = np.empty((M, M))
         total = kernel_residual(G, np.ascontiguousarray(np.diag(G)), Z @ Z.T, gamma, E)
         dP = np.empty_like(S)
-        kernel_backward(E @ Z, S, 4.0 * math.sqrt(2.0 / self.n_components) / (M * M), dP)
+        kernel_backward(E @ Z, S, 4.0 * math.sqrt(2.0 / self.n_components_) / (M * M), dP)
         return total / (M * M), self._backward(Xb, dP, params)
 
     def _fit_classification(self, X, labels, X_val, labels_val, params, p, rng):
         signs = one_vs_rest_code(len(self.classes_))[labels].astype(np.int8)
         C = signs.shape[1]
-        W = np.zeros((self.n_components, C))
+        W = np.zeros((self.n_components_, C))
         b = np.zeros(C)
         t_w = t_theta = 0
         best, history = None, []
@@ -600,7 +586,7 @@ class LearnedCosineMap(FeatureMap):
     # -- transform and predict -------------------------------------------------------
     def _prepare_transform(self, dtype):
         return (self._prepare_projection(dtype), self.offset_.astype(dtype),
-                dtype.type(math.sqrt(2.0 / self.n_components)))
+                dtype.type(math.sqrt(2.0 / self.n_components_)))
 
     def _transform_block(self, X, out, context):
         projection, offset, scale = context

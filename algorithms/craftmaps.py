@@ -86,7 +86,7 @@ class CRAFTMaps(FeatureMap):
     def _fit(self, X, rng):
         check_choice(self.up, "up", tuple(_UP))
         check_choice(self.down, "down", ("gaussian", "srht"))
-        E = self.n_components
+        E = self.n_components_
         D = 8 * E if self.n_components_up is None else check_n_components(self.n_components_up, "n_components_up")
         if D < E:
             raise ValueError(f"n_components_up={D} must be >= n_components={E}: the second step projects down")
@@ -100,12 +100,21 @@ class CRAFTMaps(FeatureMap):
         else:
             self.signs_, self.index_ = srht_draw(D, E, rng)
 
+    def _planned_bytes(self, n_features):
+        E = self.n_components_
+        D = 8 * E if self.n_components_up is None else check_n_components(self.n_components_up, "n_components_up")
+        up = _UP[self.up if self.up in _UP else "random_maclaurin"](D, degree=self.degree)
+        up.n_components_ = D
+        up_state, up_row = up._planned_bytes(n_features)
+        down = 8 * D * E if self.down == "gaussian" else 8 * 2 * D
+        return up_state + down, up_row + 8 * (D + E)
+
     def _prepare_transform(self, dtype):
         if self.projection_ is not None:
             down = np.ascontiguousarray(self.projection_, dtype=dtype)
         else:
             down = (np.ascontiguousarray(self.signs_, dtype=dtype), self.index_,
-                    dtype.type(1.0 / math.sqrt(self.n_components)))
+                    dtype.type(1.0 / math.sqrt(self.n_components_)))
         return self.up_._prepare_transform(dtype), down, ThreadScratch()
 
     def _block_elements_per_row(self):

@@ -3,10 +3,11 @@
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import (FLOAT_DTYPES, KernelParameter, RegisteredEstimator, check_positive, classes_from_scores,
+from ._base import (KernelParameter, RegisteredEstimator, check_positive, classes_from_scores,
                     encode_classes, one_vs_rest_code)
+from ._validation import check_fits_in_memory, check_input, clear_fitted_state
 from ._kernels import exact_kernel, resolve_gamma
 from ._kernels import check_kernel_params
 
@@ -30,6 +31,9 @@ class _KernelRidgeBase(RegisteredEstimator, BaseEstimator):
     def _solve(self, X, T):
         """Set the kernel attributes and ``dual_coef_ = (K + alpha I)^-1 T``."""
         alpha = check_positive(self.alpha, "alpha")
+        n = X.shape[0]
+        # the Gram matrix and its Cholesky factor
+        check_fits_in_memory(2 * 8 * n * n, f"n_samples={n}", "the exact kernel ridge Gram matrix")
         self.kernel_, self.degree_, self.coef0_ = check_kernel_params(self.kernel, self.degree,
                                                                       self.coef0)
         self.X_fit_ = np.ascontiguousarray(X, dtype=np.float64)
@@ -49,7 +53,7 @@ class _KernelRidgeBase(RegisteredEstimator, BaseEstimator):
 
     def _scores(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=list(FLOAT_DTYPES), order="C")
+        X = check_input(self, X, reset=False)
         K = exact_kernel(np.asarray(X, dtype=np.float64), self.X_fit_, **self._kernel_params())
         return K @ self.dual_coef_
 
@@ -102,7 +106,8 @@ class KernelRidge(RegressorMixin, _KernelRidgeBase):
         -------
         self
         """
-        X, y = validate_data(self, X, y, reset=True, dtype=list(FLOAT_DTYPES), order="C",
+        clear_fitted_state(self)
+        X, y = check_input(self, X, y, reset=True,
                              multi_output=True, y_numeric=True)
         self._solve(X, np.asarray(y, dtype=np.float64))
         return self
@@ -161,7 +166,8 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
         -------
         self
         """
-        X, y = validate_data(self, X, y, reset=True, dtype=list(FLOAT_DTYPES), order="C")
+        clear_fitted_state(self)
+        X, y = check_input(self, X, y, reset=True)
         labels = encode_classes(self, y)
         T = one_vs_rest_code(len(self.classes_))[labels]
         self._solve(X, T)

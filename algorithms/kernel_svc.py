@@ -6,10 +6,11 @@ import numpy as np
 from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import (FLOAT_DTYPES, KernelParameter, RegisteredEstimator, check_choice, check_n_components,
+from ._base import (KernelParameter, RegisteredEstimator, check_choice, check_n_components,
                     check_positive, classes_from_scores, encode_classes)
+from ._validation import check_fits_in_memory, check_input, clear_fitted_state
 from ._fastmath import FASTMATH
 from ._kernels import KERNEL_CODES, check_kernel_params, exact_kernel, kernel_block, resolve_gamma
 
@@ -271,8 +272,12 @@ class KernelSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
         -------
         self
         """
-        X, y = validate_data(self, X, y, reset=True, dtype=list(FLOAT_DTYPES), order="C")
+        clear_fitted_state(self)
+        X, y = check_input(self, X, y, reset=True)
         C, tol, cache_mb, max_iter, kernel, degree, coef0 = self._check_params()
+        n = X.shape[0]
+        check_fits_in_memory(min(cache_mb * 2**20, 8.0 * n * n) + 64.0 * n, f"cache_size={self.cache_size}",
+                             f"the kernel column cache for n_samples={n}")
         labels = encode_classes(self, y)
         self.kernel_ = kernel
         self.degree_ = degree
@@ -330,7 +335,7 @@ class KernelSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
         one column per class (``'ovr'``) or per pair ``pairs_`` (``'ovo'``).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=list(FLOAT_DTYPES), order="C")
+        X = check_input(self, X, reset=False)
         if len(self.support_) == 0:
             scores = np.zeros((X.shape[0], self.dual_coef_.shape[0]))
         else:

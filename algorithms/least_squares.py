@@ -5,9 +5,10 @@ import scipy.linalg
 from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import FLOAT_DTYPES, RegisteredEstimator, check_positive, classes_from_scores, one_vs_rest_code
+from ._base import RegisteredEstimator, check_positive, classes_from_scores, one_vs_rest_code
+from ._validation import FeatureOverflowError, check_fits_in_memory, check_input, clear_fitted_state
 
 __all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor", "NormalEquations"]
 
@@ -41,6 +42,10 @@ class NormalEquations:
     """
 
     def __init__(self, n_features, n_targets):
+        # the Gram matrix, and its copy in the solve
+        check_fits_in_memory(8 * (2 * n_features * n_features + 2 * n_features * n_targets),
+                             f"n_features={n_features}", "the normal equations Z^T Z and Z^T T")
+        self.largest_feature = 0.0
         self.gram = np.zeros((n_features, n_features))
         self.cross = np.zeros((n_features, n_targets))
         self.feature_sum = np.zeros(n_features)
@@ -55,6 +60,8 @@ class NormalEquations:
         the latter never forms ``T``.
         """
         Z64 = np.asarray(Z, dtype=np.float64)
+        if Z64.size:
+            self.largest_feature = max(self.largest_feature, float(np.max(np.abs(Z64))))
         self.gram += Z64.T @ Z64
         self.feature_sum += Z64.sum(axis=0)
         self.n_samples += Z64.shape[0]
@@ -74,6 +81,12 @@ class NormalEquations:
         n = self.n_samples
         if n == 0:
             raise ValueError("no samples were accumulated")
+        if not (np.isfinite(self.gram).all() and np.isfinite(self.cross).all()):
+            raise FeatureOverflowError(
+                "Z^T Z (or Z^T y) overflowed float64: features of magnitude up to "
+                f"{self.largest_feature:.3g} square past the largest float. Rescale the features "
+                "(or the targets)."
+            )
         if fit_intercept:
             mean_z = self.feature_sum / n
             mean_t = self.target_sum / n
@@ -92,7 +105,7 @@ class NormalEquations:
 
 
 def _check_features(estimator, Z, reset):
-    return validate_data(estimator, Z, reset=reset, dtype=list(FLOAT_DTYPES), order="C")
+    return check_input(estimator, Z, reset=reset)
 
 
 def _block_size(n_features):
@@ -100,6 +113,8 @@ def _block_size(n_features):
 
 
 class _LeastSquaresBase(RegisteredEstimator, BaseEstimator):
+    _fitted_private = ("_equations",)
+
     def _accumulate(self, Z, add):
         step = _block_size(Z.shape[1])
         for start in range(0, Z.shape[0], step):
@@ -154,7 +169,8 @@ class LeastSquaresClassifier(ClassifierMixin, _LeastSquaresBase):
 
     def fit(self, Z, y):
         """Fit on features ``Z`` and labels ``y`` in one pass over row blocks."""
-        Z, y = validate_data(self, Z, y, reset=True, dtype=list(FLOAT_DTYPES), order="C")
+        clear_fitted_state(self)
+        Z, y = check_input(self, Z, y, reset=True)
         return self._accumulate_and_solve(Z, y, np.unique(y), first=True)
 
     def partial_fit(self, Z, y, classes=None):
@@ -167,7 +183,7 @@ class LeastSquaresClassifier(ClassifierMixin, _LeastSquaresBase):
         classes : array-like, required on the first call
         """
         first = not hasattr(self, "classes_")
-        Z, y = validate_data(self, Z, y, reset=first, dtype=list(FLOAT_DTYPES), order="C")
+        Z, y = check_input(self, Z, y, reset=first)
         return self._accumulate_and_solve(Z, y, classes, first)
 
     def _accumulate_and_solve(self, Z, y, classes, first):
@@ -224,7 +240,8 @@ class LeastSquaresRegressor(RegressorMixin, _LeastSquaresBase):
 
     def fit(self, Z, y):
         """Fit on features ``Z`` and targets ``y`` (1-D or 2-D)."""
-        Z, y = validate_data(self, Z, y, reset=True, dtype=list(FLOAT_DTYPES), order="C",
+        clear_fitted_state(self)
+        Z, y = check_input(self, Z, y, reset=True,
                              multi_output=True, y_numeric=True)
         alpha = check_positive(self.alpha, "alpha", allow_zero=True)
         T = np.asarray(y, dtype=np.float64).reshape(Z.shape[0], -1)

@@ -4,7 +4,9 @@
 import numpy as np
 
 from ._base import FeatureMap, KernelParameter, check_choice
-from ._kernels import KERNEL_CODES, check_kernel_params, exact_kernel, kernel_block, resolve_gamma
+from ._kernels import (KERNEL_CODES, SHIFT_INVARIANT, check_kernel_params, dtype_gamma, exact_kernel, frame_gamma, kernel_block,
+                       resolve_gamma, shift_invariant_frame, to_frame)
+from ._parallel import ThreadScratch
 
 __all__ = ["Nystroem", "ridge_leverage_scores"]
 
@@ -102,6 +104,15 @@ class Nystroem(FeatureMap):
         Training rows used as landmarks (``None`` for k-means or given landmarks).
     normalization_ : ndarray of shape (n_components, n_components)
         ``(W^+)^(1/2)``, symmetric.
+    center_ : ndarray of shape (n_features,) or None
+        Shift-invariant kernels: the landmarks' mean. Transform evaluates the
+        kernel on ``(x - center_) / frame_scale_``, which avoids the float32
+        cancellation of ``|x|^2 + |v|^2 - 2 x.v`` for data far from the origin and
+        the overflow of ``|x|^2`` at large magnitudes. ``None`` for dot-product
+        kernels.
+    frame_scale_ : float
+        A power of two near the landmarks' spread around ``center_`` (1.0 for
+        dot-product kernels).
     rank_ : int
         Eigenvalues of ``W`` kept.
     gamma_ : float
@@ -154,7 +165,7 @@ class Nystroem(FeatureMap):
     # ------------------------------------------------------------------ fit
     def _fit(self, X, rng):
         kernel, degree, coef0 = check_kernel_params(self.kernel, self.degree, self.coef0)
-        m = self.n_components
+        m = self.n_components_
         n = X.shape[0]
         given = not isinstance(self.landmarks, str)
         if not given:
@@ -180,6 +191,11 @@ class Nystroem(FeatureMap):
             V = X[indices]
         self.components_ = np.ascontiguousarray(V, dtype=np.float64)
         self.component_indices_ = indices
+        if kernel in SHIFT_INVARIANT:
+            # transform evaluates k on (x - center_) / frame_scale_ (see shift_invariant_frame)
+            self.center_, self.frame_scale_ = shift_invariant_frame(self.components_)
+        else:
+            self.center_, self.frame_scale_ = None, 1.0
         W = exact_kernel(self.components_, None, **self._kernel_params())
         s, U = np.linalg.eigh((W + W.T) / 2)
         keep = s > max(s[-1], 0.0) * EIG_FLOOR
@@ -191,10 +207,10 @@ class Nystroem(FeatureMap):
 
     def _given_landmarks(self, X):
         V = np.asarray(self.landmarks)
-        if V.ndim != 2 or V.shape != (self.n_components, X.shape[1]):
+        if V.ndim != 2 or V.shape != (self.n_components_, X.shape[1]):
             raise ValueError(
                 f"landmarks must be 'uniform', 'kmeans', 'leverage' or an array of shape "
-                f"(n_components, n_features) = ({self.n_components}, {X.shape[1]}), "
+                f"(n_components, n_features) = ({self.n_components_}, {X.shape[1]}), "
                 f"got shape {V.shape}"
             )
         if not np.issubdtype(V.dtype, np.number) or not np.isfinite(V).all():
@@ -204,7 +220,7 @@ class Nystroem(FeatureMap):
     def _kmeans_landmarks(self, X, rng):
         from sklearn.cluster import KMeans
 
-        m = self.n_components
+        m = self.n_components_
         k = min(m, X.shape[0])
         seed = rng.randint(np.iinfo(np.int32).max)
         centres = KMeans(n_clusters=k, n_init=1, random_state=seed).fit(
@@ -214,7 +230,7 @@ class Nystroem(FeatureMap):
         return centres
 
     def _leverage_indices(self, X, rng):
-        m = self.n_components
+        m = self.n_components_
         n = X.shape[0]
         pool = np.sort(rng.permutation(n)[: min(n, LEVERAGE_POOL * m)])
         P = np.asarray(X[pool], dtype=np.float64)
@@ -231,15 +247,28 @@ class Nystroem(FeatureMap):
 
     # ------------------------------------------------------------ transform
     def _prepare_transform(self, dtype):
-        V = np.ascontiguousarray(self.components_, dtype=dtype)
+        if self.center_ is None:
+            V = np.ascontiguousarray(self.components_, dtype=dtype)
+            frame = None
+            gamma = dtype_gamma(self.gamma_, dtype.type)
+        else:
+            V = to_frame(self.components_, self.center_, self.frame_scale_, dtype)
+            frame = (self.center_.astype(dtype), dtype.type(1.0 / self.frame_scale_), ThreadScratch())
+            gamma = frame_gamma(self.kernel_, self.gamma_, self.frame_scale_, dtype.type)
         VT = np.ascontiguousarray(V.T)
         sq_v = np.einsum("ij,ij->i", V, V)
         N = np.ascontiguousarray(self.normalization_, dtype=dtype)
-        scalars = (dtype.type(self.gamma_), dtype.type(self.coef0_), self.degree_)
-        return V, VT, sq_v, N, KERNEL_CODES[self.kernel_], scalars
+        scalars = (gamma, dtype.type(self.coef0_), self.degree_)
+        return V, VT, sq_v, N, KERNEL_CODES[self.kernel_], scalars, frame
 
     def _transform_block(self, X, out, context):
-        V, VT, sq_v, N, code, (gamma, coef0, degree) = context
+        V, VT, sq_v, N, code, (gamma, coef0, degree), frame = context
+        if frame is not None:
+            center, inverse_scale, scratch = frame
+            Xf = scratch.get("framed", X.shape, X.dtype)
+            np.subtract(X, center, out=Xf)
+            Xf *= inverse_scale
+            X = Xf
         if code <= 2:
             G = X @ VT
         else:
@@ -247,8 +276,13 @@ class Nystroem(FeatureMap):
         kernel_block(G, X, V, sq_v, code, gamma, coef0, degree)
         np.matmul(G, N, out=out)
 
+    def _planned_bytes(self, n_features):
+        m = self.n_components_
+        # landmarks, their Gram matrix, its eigenvectors and the normalization
+        return 8 * (m * n_features + 4 * m * m), 8 * (3 * m + n_features)
+
     def _block_elements_per_row(self):
-        return 2 * self.n_components
+        return 2 * self.n_components_
 
     def _kernel_params(self):
         return {"kernel": self.kernel_, "gamma": self.gamma_, "degree": self.degree_,

@@ -79,13 +79,13 @@ class OptimizedCirculantMap(LearnedCosineMap):
 
     def _project(self, X, params):
         return np.ascontiguousarray(
-            circulant_project(X * self.signs_, circulant_spectra(params[0]), self.n_components)
+            circulant_project(X * self.signs_, circulant_spectra(params[0]), self.n_components_)
         )
 
     def _project_backward(self, X, dP, params):
         n_blocks, d = params[0].shape
         full = np.zeros((X.shape[0], n_blocks * d))
-        full[:, : self.n_components] = dP
+        full[:, : self.n_components_] = dP
         # eq. 17: d/dr_j sum_i dP_ij . (r_j ⊛ D x_i) = sum_i circ(D x_i)^T dP_ij
         grad = circular_correlate(full.reshape(X.shape[0], n_blocks, d), (X * self.signs_)[:, None, :])
         return [grad.sum(axis=0)]
@@ -97,4 +97,8 @@ class OptimizedCirculantMap(LearnedCosineMap):
     # the transform is the randomized circulant map's, with the learned vectors
     _prepare_projection = CirculantRandomFeatures._prepare_projection
     _block_elements_per_row = CirculantRandomFeatures._block_elements_per_row
+    _planned_bytes = CirculantRandomFeatures._planned_bytes
+
+    def _n_frequencies(self):
+        return self.n_components_
     _project_block = CirculantRandomFeatures._project

@@ -6,10 +6,11 @@ import numpy as np
 from numba import njit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import (FLOAT_DTYPES, RegisteredEstimator, check_n_components, check_positive, classes_from_scores,
+from ._base import (RegisteredEstimator, check_n_components, check_positive, classes_from_scores,
                     encode_classes, one_vs_rest_code)
+from ._validation import FeatureOverflowError, check_fits_in_memory, check_input, clear_fitted_state
 from ._fastmath import FASTMATH
 from ._parallel import blas_single_thread
 
@@ -125,6 +126,24 @@ def active_pairs(margins, counts, active_rows, pair_slot, pair_class):
     return n_rows, n_pairs
 
 
+@njit(cache=True, nogil=True)
+def scaled_norm(w, b):
+    """``sqrt(||w||^2 + b^2)`` without overflow in the squares.
+
+    The entries are divided by the largest magnitude first, as LAPACK's
+    ``dnrm2`` does; used only when the plain sum of squares overflowed.
+    """
+    largest = abs(b)
+    for j in range(w.shape[0]):
+        largest = max(largest, abs(w[j]))
+    if largest == 0.0 or largest == math.inf:
+        return largest
+    total = (b / largest) ** 2
+    for j in range(w.shape[0]):
+        total += (w[j] / largest) ** 2
+    return largest * math.sqrt(total)
+
+
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
 def pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
     """Run Pegasos steps in place on one-vs-rest weights.
@@ -211,7 +230,11 @@ def pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
                 W[j, c] = w
                 norm2 += w * w
             if norm2 > radius2:
-                factor = math.sqrt(radius2 / norm2)
+                if norm2 < math.inf:
+                    factor = math.sqrt(radius2 / norm2)
+                else:
+                    # the squares overflowed (features of magnitude ~1e155 and up)
+                    factor = math.sqrt(radius2) / scaled_norm(W[:, c], bc)
                 bc *= factor
                 for j in range(D):
                     W[j, c] *= factor
@@ -269,10 +292,13 @@ class PegasosSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
 
     def fit(self, Z, y):
         """Train on features ``Z`` and labels ``y``."""
-        Z, y = validate_data(self, Z, y, reset=True, dtype=list(FLOAT_DTYPES), order="C")
+        clear_fitted_state(self)
+        Z, y = check_input(self, Z, y, reset=True)
         lam = check_positive(self.alpha, "alpha")
         batch = check_n_components(self.batch_size, "batch_size")
         n_steps = check_n_components(self.max_iter, "max_iter")
+        check_fits_in_memory(8 * n_steps * min(batch, Z.shape[0]), f"max_iter={n_steps}",
+                             f"the row indices of {n_steps} minibatches of {min(batch, Z.shape[0])} rows")
         labels = encode_classes(self, y)
         signs = one_vs_rest_code(len(self.classes_))[labels].astype(np.int8)
         n_out = signs.shape[1]
@@ -284,13 +310,18 @@ class PegasosSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
         # more on hand-offs than on work (measured about 10x slower on 2 cores).
         with blas_single_thread():
             pegasos_steps(Z, np.ascontiguousarray(signs), W, b, batches, lam, 0, bool(self.fit_intercept))
+        if not (np.isfinite(W).all() and np.isfinite(b).all()):
+            raise FeatureOverflowError(
+                f"PegasosSVC overflowed float64: the sub-gradients of features of magnitude up to "
+                f"{float(np.max(np.abs(Z))):.3g} (alpha={lam}) are not finite. Rescale the features."
+            )
         self.coef_, self.intercept_, self.n_iter_ = W, b, n_steps
         return self
 
     def decision_function(self, Z):
         """``Z @ coef_ + intercept_``."""
         check_is_fitted(self)
-        Z = validate_data(self, Z, reset=False, dtype=list(FLOAT_DTYPES), order="C")
+        Z = check_input(self, Z, reset=False)
         scores = Z @ self.coef_ + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 

@@ -305,17 +305,17 @@ class RandomMaclaurin(FeatureMap):
         a0, a1 = coef(0), coef(1)
         n_exact = (a0 > 0) + d * (a1 > 0)
         higher = max_degree is None or any(coef(n) > 0 for n in range(2, max_degree + 1))
-        self.h01_ = bool(self.h01) and (self.n_components > n_exact or (not higher and self.n_components == n_exact))
+        self.h01_ = bool(self.h01) and (self.n_components_ > n_exact or (not higher and self.n_components_ == n_exact))
         if self.h01 and not self.h01_:
             # as in Hamid et al. (section 5.2): below d + 2 features the heuristic cannot be used
             warnings.warn(
-                f"n_components={self.n_components} leaves no sampled feature after the {n_exact} exact "
+                f"n_components={self.n_components_} leaves no sampled feature after the {n_exact} exact "
                 f"constant and linear features of h01=True (n_features={d}): fitting with h01=False",
                 UserWarning, stacklevel=3)
         if not self.h01_:
             n_exact = a0 = a1 = 0
         self.sqrt_a0_, self.sqrt_a1_ = math.sqrt(a0), math.sqrt(a1)
-        n_sampled = self.n_components - n_exact
+        n_sampled = self.n_components_ - n_exact
         degrees, weight = sample_degrees(coef, max_degree, 2 if self.h01_ else 0, n_sampled, rng)
         self.n_exact_ = int(n_exact)
         groups, counts = np.unique(degrees, return_counts=True)
@@ -334,6 +334,17 @@ class RandomMaclaurin(FeatureMap):
             slot_of = np.full(T * p, -1, dtype=np.int64)
             slot_of[rng.permutation(T * p)[:n_proj]] = np.arange(n_proj)
             self.slot_of_ = slot_of
+
+    def _planned_bytes(self, n_features):
+        # about (expected degree) projections per feature: bounded by the
+        # polynomial degree, and by 8 for the exponential and Maclaurin series,
+        # whose degree distribution decays geometrically
+        degree = _check_degree(self.degree) if self.kernel == "polynomial" else 8
+        projections = max(1, degree) * self.n_components_
+        per_row = 8 * (projections + 2 * self.n_components_ + n_features)
+        if self.structured:
+            return 8 * 2 * (projections + next_power_of_two(n_features)), per_row
+        return 8 * n_features * projections, per_row
 
     def _prepare_transform(self, dtype):
         W = None if self.random_weights_ is None else np.ascontiguousarray(self.random_weights_, dtype=dtype)

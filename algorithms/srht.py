@@ -158,14 +158,18 @@ class SRHT(FeatureMap):
         self.random_state = random_state
 
     def _fit(self, X, rng):
-        self.signs_, self.index_ = srht_draw(X.shape[1], self.n_components, rng)
+        self.signs_, self.index_ = srht_draw(X.shape[1], self.n_components_, rng)
 
     def _prepare_transform(self, dtype):
         return (np.ascontiguousarray(self.signs_, dtype=dtype), self.index_,
-                dtype.type(1.0 / math.sqrt(self.n_components)))
+                dtype.type(1.0 / math.sqrt(self.n_components_)))
 
     def _block_elements_per_row(self):
-        return self.n_components
+        return self.n_components_
+
+    def _planned_bytes(self, n_features):
+        padded = -(-self.n_components_ // next_power_of_two(n_features)) * next_power_of_two(n_features)
+        return 8 * 2 * padded, 8 * (padded + self.n_components_)
 
     def _transform_block(self, X, out, context):
         srht_apply(X, *context, out)

@@ -141,7 +141,7 @@ class TensorSketch(FeatureMap):
         gamma = check_positive(self.gamma, "gamma")
         coef0 = check_positive(self.coef0, "coef0", allow_zero=True)
         width = X.shape[1] + (coef0 > 0)
-        self.hashes_ = rng.randint(0, self.n_components, size=(degree, width)).astype(np.int64)
+        self.hashes_ = rng.randint(0, self.n_components_, size=(degree, width)).astype(np.int64)
         signs = rng.choice(np.array([-1.0, 1.0]), size=(degree, width))
         signs[:, :X.shape[1]] *= math.sqrt(gamma)
         signs[:, X.shape[1]:] *= math.sqrt(coef0)
@@ -152,12 +152,16 @@ class TensorSketch(FeatureMap):
 
     def _block_elements_per_row(self):
         # sketches, their spectra (complex: 2 reals per bin) and the product's spectrum
-        D, p = self.n_components, self.hashes_.shape[0]
+        D, p = self.n_components_, self.hashes_.shape[0]
         return p * D + (p + 1) * 2 * (D // 2 + 1)
+
+    def _planned_bytes(self, n_features):
+        D, p = self.n_components_, max(1, _check_degree(self.degree))
+        return 8 * 2 * p * (n_features + 1), 8 * (p * D + (p + 1) * 2 * (D // 2 + 1) + D)
 
     def _transform_block(self, X, out, context):
         signs, scratch = context
-        D, p = self.n_components, self.hashes_.shape[0]
+        D, p = self.n_components_, self.hashes_.shape[0]
         complex_dtype = np.result_type(X.dtype, np.complex64)
         for start in range(0, X.shape[0], CHUNK_ROWS):
             x = X[start:start + CHUNK_ROWS]

@@ -174,6 +174,7 @@ def test_multiclass_theta_gradient_matches_finite_differences(problem):
     """The multi-class eq. 9 (summed over active (sample, class) pairs), with the bias row."""
     X, signs, theta, offset, W, b = problem
     cnm = CompactNonlinearMap(6)
+    cnm.n_components_ = 6  # set by fit, which this test bypasses
     params = [theta.copy(), offset.copy()]
     loss, grads = cnm._hinge_gradient(X, signs, W, b, params)
     assert loss == pytest.approx(ref_hinge_loss(X, signs, W, b, *params), rel=1e-12)
@@ -202,6 +203,7 @@ def test_kernel_gradient_eq11_matches_finite_differences(problem):
     X, _, theta, offset, _, _ = problem
     X = X[:15]
     cnm = CompactNonlinearMap(6, objective="kernel")
+    cnm.n_components_ = 6  # set by fit, which this test bypasses
     params = [theta.copy(), offset.copy()]
     loss, grads = cnm._kernel_gradient(X, 0.3, params)
     assert loss == pytest.approx(ref_kernel_loss(X, 0.3, *params), rel=1e-10)

@@ -8,19 +8,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import kernelmaps
-from kernelmaps._base import REGISTRY
-
-ALL = sorted(REGISTRY)
-FEATURE_MAPS = sorted(name for name, cls in REGISTRY.items() if cls.kind == "feature_map")
-
-
-def make(name, **extra):
-    cls = REGISTRY[name]
-    params = dict(cls.test_params)
-    if "random_state" in cls().get_params():
-        params.setdefault("random_state", 0)
-    params.update(extra)
-    return cls(**params)
+from registry import ALL, FEATURE_MAPS, REGISTRY, make
 
 
 def test_registry_is_the_public_algorithms_dict():

@@ -1,0 +1,225 @@
+"""Input and parameter validation shared by every estimator.
+
+One place for the rules the library's contract states: input is a finite,
+numeric 2-D array (float32 stays float32, everything else becomes float64);
+integer parameters are whole numbers, including NumPy's, and are used as Python
+``int``; a size that cannot fit in memory is refused before anything is
+allocated; a refit forgets everything the previous fit learned.
+"""
+
+import math
+import numbers
+import os
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+
+FLOAT_DTYPES = (np.float64, np.float32)
+
+#: dtype kinds that are not numbers: strings, bytes, datetimes and timedeltas.
+#: NumPy would convert numeric strings and dates to float, which silently turns
+#: labels, identifiers or timestamps into features; scikit-learn's own
+#: transformers refuse them too.
+NON_NUMERIC_KINDS = {"U": "strings", "S": "bytes", "M": "datetimes", "m": "timedeltas"}
+
+#: Share of the available memory one estimator may plan to use. The rest is left
+#: to the caller's data, the interpreter and the other processes on the machine.
+MEMORY_FRACTION = 0.8
+
+
+class InsufficientMemoryError(MemoryError, ValueError):
+    """A parameter asks for more memory than the machine has available.
+
+    Raised at ``fit``, before anything is allocated. It is a ``ValueError`` too,
+    since the cause is a parameter value.
+    """
+
+
+class FeatureOverflowError(OverflowError, ValueError):
+    """The result would not be finite in the working dtype.
+
+    Raised instead of returning NaN or infinity for finite input: the message
+    names the input and the parameters whose combination overflowed.
+    """
+
+
+# ------------------------------------------------------------------- input
+def check_numeric_dtype(X, what="X"):
+    """Raise ``TypeError`` when ``X`` holds strings, bytes, dates or timedeltas.
+
+    Object arrays are checked element by element for ``str`` and ``bytes``;
+    pandas frames column by column. Sparse matrices are numeric by construction.
+    """
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and not hasattr(X, "format"):  # a pandas DataFrame
+        kinds = [np.dtype(t).kind if isinstance(t, np.dtype) else "O" for t in dtypes]
+        if any(kind in NON_NUMERIC_KINDS for kind in kinds):
+            raise TypeError(f"{what} has non-numeric columns (dtypes {sorted(set(map(str, dtypes)))}): "
+                            "encode them as numbers first")
+        if "O" not in kinds:
+            return
+        X = np.asarray(X, dtype=object)
+    dtype = getattr(X, "dtype", None)
+    if dtype is None:
+        X = np.asarray(X)
+        dtype = X.dtype
+    if dtype.kind in NON_NUMERIC_KINDS:
+        raise TypeError(
+            f"{what} holds {NON_NUMERIC_KINDS[dtype.kind]} (dtype {dtype}), not numbers: convert them "
+            "to a numeric dtype first (they are not coerced silently)"
+        )
+    if dtype.kind == "O" and not hasattr(X, "format"):
+        for value in np.asarray(X, dtype=object).ravel():
+            if isinstance(value, (str, bytes, np.str_, np.bytes_)):
+                raise TypeError(f"{what} holds {type(value).__name__} values such as {value!r}, not "
+                                "numbers: convert them to a numeric dtype first")
+
+
+def check_input(estimator, X, y="no_validation", *, reset, **kwargs):
+    """scikit-learn's ``validate_data`` with the library's input contract.
+
+    ``X`` must be numeric (:func:`check_numeric_dtype`), finite and 2-D;
+    float32 stays float32 and any other numeric dtype becomes float64. Keyword
+    arguments are passed to ``validate_data`` (e.g. ``multi_output``).
+    """
+    check_numeric_dtype(X)
+    kwargs.setdefault("dtype", list(FLOAT_DTYPES))
+    kwargs.setdefault("order", "C")
+    return validate_data(estimator, X, y, reset=reset, **kwargs)
+
+
+def check_float_array(estimator, X, *, reset):
+    """Validate ``X`` as a finite, non-empty, numeric 2-D float32 or float64 array.
+
+    float32 input stays float32; any other numeric input becomes float64. NaN, inf,
+    sparse input, empty input and (with ``reset=False``) a feature count other than
+    the one seen in ``fit`` raise ``ValueError`` naming the problem; non-numeric
+    input raises ``TypeError``.
+    """
+    return check_input(estimator, X, reset=reset, accept_sparse=False, ensure_min_samples=1,
+                       ensure_min_features=1)
+
+
+# -------------------------------------------------------------- parameters
+def check_integer(value, name, minimum=1):
+    """``value`` as a Python ``int`` of at least ``minimum``.
+
+    NumPy integers are accepted and converted, so that arithmetic on them
+    (``2 * np.uint8(200)``) never wraps around; booleans and floats are refused.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def check_n_components(value, name="n_components", minimum=1):
+    """An output width (or any count): :func:`check_integer` with minimum 1."""
+    return check_integer(value, name, minimum)
+
+
+def check_choice(value, name, choices):
+    """Reject a string option outside ``choices``."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(choices)}, got {value!r}")
+    return value
+
+
+def check_positive(value, name, *, allow_zero=False):
+    """``value`` as a finite float that is positive (or non-negative)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    ok = value >= 0 if allow_zero else value > 0
+    if not (np.isfinite(value) and ok):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {value}")
+    return value
+
+
+def check_fraction(value, name):
+    """``value`` as a float in ``[0, 1)``."""
+    value = check_positive(value, name, allow_zero=True)
+    if value >= 1.0:
+        raise ValueError(f"{name} must be in [0, 1), got {value}")
+    return value
+
+
+# ------------------------------------------------------------------ memory
+def available_memory_bytes():
+    """Memory this process can still allocate: the smaller of the system's
+    available memory and the room left under a cgroup (container) limit."""
+    available = None
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    available = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    if available is None:
+        try:
+            available = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            return math.inf
+    try:
+        with open("/sys/fs/cgroup/memory.max") as limit_file, \
+                open("/sys/fs/cgroup/memory.current") as current_file:
+            limit = limit_file.read().strip()
+            if limit != "max":
+                available = min(available, int(limit) - int(current_file.read().strip()))
+    except (OSError, ValueError):
+        pass
+    return max(0, available)
+
+
+def format_bytes(n_bytes):
+    """``n_bytes`` in the largest binary unit that keeps it above 1, e.g. ``'37.3 GiB'``."""
+    value = float(n_bytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if value < 1024 or unit == "PiB":
+            return f"{value:.1f} {unit}" if unit != "B" else f"{int(value)} B"
+        value /= 1024
+
+
+def check_fits_in_memory(n_bytes, parameter, what):
+    """Refuse a plan that needs more than :data:`MEMORY_FRACTION` of free memory.
+
+    Parameters
+    ----------
+    n_bytes : int or float
+        Planned allocation.
+    parameter : str
+        The parameter (or parameters) that set the size, named in the error,
+        e.g. ``"n_components=1000000000"``.
+    what : str
+        What would be allocated, e.g. ``"the projection matrix and one transform
+        block"``.
+
+    Raises
+    ------
+    InsufficientMemoryError
+    """
+    available = available_memory_bytes()
+    if n_bytes > MEMORY_FRACTION * available:
+        raise InsufficientMemoryError(
+            f"{parameter} is too large: {what} would take {format_bytes(n_bytes)}, but only "
+            f"{format_bytes(available)} of memory is available"
+        )
+
+
+# -------------------------------------------------------------- fitted state
+def clear_fitted_state(estimator):
+    """Delete every fitted attribute (``name_``, not dunder) of ``estimator``.
+
+    Called at the start of each ``fit``, so that nothing an earlier fit learned
+    (a classifier, a feature count, classes) survives a refit that does not set
+    it again.
+    """
+    for name in [key for key in vars(estimator) if key.endswith("_") and not key.startswith("__")]:
+        delattr(estimator, name)
+    for private in getattr(estimator, "_fitted_private", ()):
+        estimator.__dict__.pop(private, None)
