@@ -22,16 +22,24 @@ PINNED = json.loads((Path(__file__).parent / "data" / "pinned_outputs.json").rea
 
 
 def fingerprint():
-    cpu = ""
+    """What decides a product's last bits: the CPU, its vector width, the BLAS
+    kernels chosen for it and the Numba target."""
+    from threadpoolctl import threadpool_info
+
+    cpu, flags = "", set()
     try:
         with open("/proc/cpuinfo") as cpuinfo:
             for line in cpuinfo:
-                if line.startswith("model name"):
+                if line.startswith("model name") and not cpu:
                     cpu = line.split(":", 1)[1].strip()
-                    break
+                if line.startswith("flags") and not flags:
+                    flags = set(line.split(":", 1)[1].split())
     except OSError:
         pass
-    return {"cpu": cpu, "numba_target": numba.config.CPU_NAME or "host", "machine": platform.machine()}
+    blas = sorted(f"{info['internal_api']} {info.get('version')} {info.get('architecture')}"
+                  for info in threadpool_info() if info["user_api"] == "blas")
+    return {"cpu": cpu, "avx512f": "avx512f" in flags, "blas": blas,
+            "numba_target": numba.config.CPU_NAME or "host", "machine": platform.machine()}
 
 
 def test_every_map_is_pinned():
