@@ -1,30 +1,41 @@
 """kernelmaps: explicit kernel feature maps with Numba kernels.
 
 Every public module of this package (a file not starting with ``_``) is imported
-here; its classes register themselves in :data:`ALGORITHMS` and the names in its
-``__all__`` are re-exported. Adding an algorithm therefore takes one new file.
+here; its estimator classes register themselves in :data:`ALGORITHMS` and the
+names in its ``__all__`` (its estimators) are re-exported. Adding an algorithm
+therefore takes one new file.
+
+The public names are the estimators, the registry :data:`ALGORITHMS`, the fast
+Walsh-Hadamard transform :func:`fwht`, :func:`exact_kernel`,
+:func:`resolve_gamma`, the metrics and :mod:`kernelmaps.datasets`. The Numba
+kernels are private.
 """
 
 import importlib
 import pkgutil
+from importlib.metadata import PackageNotFoundError, version
 
+from . import datasets
 from ._base import REGISTRY as ALGORITHMS
-from ._base import FeatureMap, KernelName, RegisteredEstimator
-from ._kernels import KERNELS, exact_kernel
+from ._base import FeatureMap, KernelName, RegisteredEstimator  # noqa: F401  (the extension API)
+from ._hadamard import fwht
+from ._kernels import KERNELS, exact_kernel, resolve_gamma  # noqa: F401
 from ._metrics import kernel_mse, nrmse, relative_frobenius_error
 
-__version__ = "0.1.0"
+try:
+    __version__ = version("kernelmaps")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "ALGORITHMS",
-    "FeatureMap",
-    "KernelName",
-    "RegisteredEstimator",
-    "KERNELS",
+    "datasets",
     "exact_kernel",
+    "fwht",
     "kernel_mse",
     "nrmse",
     "relative_frobenius_error",
+    "resolve_gamma",
 ]
 
 

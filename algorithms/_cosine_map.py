@@ -18,7 +18,7 @@ from ._kernels import resolve_gamma
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def cos_features(P, offset, scale):
+def _cos_features(P, offset, scale):
     """In place, ``P[i, j] <- scale * cos(P[i, j] + offset[j])``.
 
     The RFF epilogue after the BLAS product ``P = X W``, run serially on one row
@@ -53,7 +53,7 @@ def cos_features(P, offset, scale):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def cossin_features(P, out, scale):
+def _cossin_features(P, out, scale):
     """``out[i] <- scale * [cos(P[i]), sin(P[i])]``, sharing one range reduction.
 
     Parameters
@@ -160,11 +160,11 @@ class CosineFeatureMap(FeatureMap):
         projection, offset, scale = context
         if offset is not None:
             self._project(X, out, projection)
-            cos_features(out, offset, scale)
+            _cos_features(out, offset, scale)
         else:
             P = np.empty((X.shape[0], self.n_components_ // 2), dtype=X.dtype)
             self._project(X, P, projection)
-            cossin_features(P, out, scale)
+            _cossin_features(P, out, scale)
 
     def _kernel_params(self):
         return {"kernel": self.kernel_, "gamma": self.gamma_}

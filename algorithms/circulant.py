@@ -12,13 +12,7 @@ import scipy.fft
 
 from ._cosine_map import CosineFeatureMap
 
-__all__ = [
-    "CirculantRandomFeatures",
-    "circulant_spectra",
-    "circulant_project",
-    "circular_convolve",
-    "circular_correlate",
-]
+__all__ = ["CirculantRandomFeatures"]
 
 
 def _circular_product(a, b, conjugate):
@@ -28,7 +22,7 @@ def _circular_product(a, b, conjugate):
     return scipy.fft.irfft(fa * (np.conj(fb) if conjugate else fb), n=d, axis=-1, workers=1)
 
 
-def circular_convolve(a, b):
+def _circular_convolve(a, b):
     """``a ⊛ b = circ(a) b`` along the last axis, by real FFT (broadcasting).
 
     Parameters
@@ -47,7 +41,7 @@ def circular_convolve(a, b):
     return _circular_product(a, b, conjugate=False)
 
 
-def circular_correlate(u, x):
+def _circular_correlate(u, x):
     """``circ(x)^T u``, i.e. ``c[k] = sum_i u[i] x[(i - k) mod d]``, along the last axis.
 
     This is the gradient of ``u . (r ⊛ x)`` with respect to ``r``: with
@@ -69,7 +63,7 @@ def circular_correlate(u, x):
     return _circular_product(u, x, conjugate=True)
 
 
-def circulant_spectra(r):
+def _circulant_spectra(r):
     """The real FFTs ``F(r_b)`` of the circulant vectors, computed once per transform.
 
     Parameters
@@ -83,7 +77,7 @@ def circulant_spectra(r):
     return scipy.fft.rfft(r, axis=-1, workers=1)
 
 
-def circulant_project(X, spectra, n_outputs):
+def _circulant_project(X, spectra, n_outputs):
     """``[circ(r_0) x, circ(r_1) x, ...][:n_outputs]`` for every row ``x`` of ``X``.
 
     One real FFT per row, ``F(x)``, shared by all blocks; then per block one
@@ -94,7 +88,7 @@ def circulant_project(X, spectra, n_outputs):
     ----------
     X : ndarray of shape (n, d), float32 or float64
     spectra : ndarray of shape (n_blocks, d // 2 + 1)
-        From :func:`circulant_spectra`.
+        From :func:`_circulant_spectra`.
     n_outputs : int
         At most ``n_blocks * d``; the first outputs are kept.
 
@@ -170,7 +164,7 @@ class CirculantRandomFeatures(CosineFeatureMap):
         self.circulant_vectors_ = rng.normal(0.0, scale, size=(n_blocks, n_features))
 
     def _prepare_projection(self, dtype):
-        return self.signs_.astype(dtype), circulant_spectra(self.circulant_vectors_.astype(dtype))
+        return self.signs_.astype(dtype), _circulant_spectra(self.circulant_vectors_.astype(dtype))
 
     def _planned_bytes(self, n_features):
         n_blocks = -(-self._n_frequencies() // n_features)
@@ -185,4 +179,4 @@ class CirculantRandomFeatures(CosineFeatureMap):
 
     def _project(self, X, P, projection):
         signs, spectra = projection
-        P[...] = circulant_project(X * signs, spectra, P.shape[1])
+        P[...] = _circulant_project(X * signs, spectra, P.shape[1])

@@ -38,18 +38,11 @@ from ._validation import (check_choice, check_float_array, check_fraction, check
 from ._parallel import blas_single_thread
 from ._fastmath import FASTMATH, row_needs_libm, trig_limit, vexp, vsincos
 from ._kernels import resolve_gamma
-from .pegasos import (DENSE_ACTIVE_FRACTION, PegasosSVC, active_pairs, draw_minibatches, hinge_margins,
-                      pegasos_steps)
-from .rff import cos_features, draw_spectral
+from .pegasos import (DENSE_ACTIVE_FRACTION, PegasosSVC, active_pairs, _draw_minibatches, hinge_margins,
+                      _pegasos_steps)
+from .rff import _cos_features, _draw_spectral
 
-__all__ = [
-    "CompactNonlinearMap",
-    "cos_sin_features",
-    "dense_hinge_sgd_steps",
-    "hinge_backward",
-    "kernel_residual",
-    "kernel_backward",
-]
+__all__ = ["CompactNonlinearMap"]
 
 _REFERENCE = """
     References
@@ -60,7 +53,7 @@ _REFERENCE = """
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def cos_sin_features(P, scale, Z, S):
+def _cos_sin_features(P, scale, Z, S):
     """``Z <- scale cos(P)`` and ``S <- sin(P)``, sharing one range reduction.
 
     The forward pass of a minibatch: ``Z`` feeds the scores, ``S`` the gradient.
@@ -142,7 +135,7 @@ def _hinge_rows_backward(S, margins, counts, n_active, signs, rows, WT, factor, 
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def hinge_backward(S, scores, signs, W, scale, dP):
+def _hinge_backward(S, scores, signs, W, scale, dP):
     """Gradient of the mean one-vs-rest hinge loss with respect to ``P``.
 
     ``dP[r, i] = (scale / M) S[r, i] sum_c a_rc y_rc W[i, c]`` with
@@ -187,7 +180,7 @@ def hinge_backward(S, scores, signs, W, scale, dP):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, lam, paper_step, eta0, size_theta,
+def _dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, lam, paper_step, eta0, size_theta,
                           size_offset, t0):
     """Algorithm 2 for the dense map: SGD steps on ``(Θ, offset)`` with ``(W, b)`` fixed.
 
@@ -266,7 +259,7 @@ def dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, lam, paper_ste
         for r in range(M):
             for i in range(k):
                 P[r, i] += offset[i]
-        cos_sin_features(P, scale, Z, S)
+        _cos_sin_features(P, scale, Z, S)
         np.dot(Z, W, scores)
         _, n_active = hinge_margins(scores, b, signs, rows, margins, counts)
         n = _hinge_rows_backward(S, margins, counts, n_active, signs, rows, WT, factor, G, GW, dP,
@@ -312,7 +305,7 @@ def dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, lam, paper_ste
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def kernel_residual(G, sqnorms, ZZ, gamma, E):
+def _kernel_residual(G, sqnorms, ZZ, gamma, E):
     """``E <- exp(-gamma ||x_r - x_q||^2) - ZZ[r, q]``; returns ``sum E^2``.
 
     The residual of eq. 10 on a minibatch, from the BLAS Gram matrices
@@ -343,7 +336,7 @@ def kernel_residual(G, sqnorms, ZZ, gamma, E):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def kernel_backward(EZ, S, factor, dP):
+def _kernel_backward(EZ, S, factor, dP):
     """``dP <- factor (E Z) ∘ S``, with ``factor = 4 sqrt(2/k) / M^2`` (eq. 11).
 
     References
@@ -414,7 +407,7 @@ class LearnedCosineMap(FeatureMap):
 
     def _sgd_projection(self, X, params, p, rng, t0, gradient):
         """T2 minibatch SGD steps on the map's parameters (Algorithm 2)."""
-        for step, idx in enumerate(draw_minibatches(rng, X.shape[0], p["T2"], p["batch"])):
+        for step, idx in enumerate(_draw_minibatches(rng, X.shape[0], p["T2"], p["batch"])):
             _, grads = gradient(X[idx], idx)
             t = t0 + step + 1
             for param, grad, size in zip(params, grads, p["sizes"]):
@@ -491,7 +484,7 @@ class LearnedCosineMap(FeatureMap):
 
     def _features(self, X, params):
         P = self._project(X, params)
-        cos_features(P, params[-1], math.sqrt(2.0 / self.n_components_))
+        _cos_features(P, params[-1], math.sqrt(2.0 / self.n_components_))
         return P
 
     def _forward(self, Xb, params):
@@ -499,7 +492,7 @@ class LearnedCosineMap(FeatureMap):
         P += params[-1]
         Z = np.empty_like(P)
         S = np.empty_like(P)
-        cos_sin_features(P, math.sqrt(2.0 / self.n_components_), Z, S)
+        _cos_sin_features(P, math.sqrt(2.0 / self.n_components_), Z, S)
         return Z, S
 
     def _backward(self, Xb, dP, params):
@@ -512,7 +505,7 @@ class LearnedCosineMap(FeatureMap):
         Z, S = self._forward(Xb, params)
         scores = Z @ W + b
         dP = np.empty_like(S)
-        loss = hinge_backward(S, scores, signs, W, math.sqrt(2.0 / self.n_components_), dP)
+        loss = _hinge_backward(S, scores, signs, W, math.sqrt(2.0 / self.n_components_), dP)
         return loss, self._backward(Xb, dP, params)
 
     def _kernel_gradient(self, Xb, gamma, params):
@@ -521,9 +514,9 @@ class LearnedCosineMap(FeatureMap):
         M = Xb.shape[0]
         G = Xb @ Xb.T
         E = np.empty((M, M))
-        total = kernel_residual(G, np.ascontiguousarray(np.diag(G)), Z @ Z.T, gamma, E)
+        total = _kernel_residual(G, np.ascontiguousarray(np.diag(G)), Z @ Z.T, gamma, E)
         dP = np.empty_like(S)
-        kernel_backward(E @ Z, S, 4.0 * math.sqrt(2.0 / self.n_components_) / (M * M), dP)
+        _kernel_backward(E @ Z, S, 4.0 * math.sqrt(2.0 / self.n_components_) / (M * M), dP)
         return total / (M * M), self._backward(Xb, dP, params)
 
     def _fit_classification(self, X, labels, X_val, labels_val, params, p, rng):
@@ -536,8 +529,8 @@ class LearnedCosineMap(FeatureMap):
         for it in range(p["iters"] + 1):
             # Algorithm 1: T1 Pegasos steps on (W, b) with the current map
             Z = self._features(X, params)
-            batches = draw_minibatches(rng, X.shape[0], p["T1"], p["batch"])
-            pegasos_steps(Z, signs, W, b, batches, p["lam"], t_w, True)
+            batches = _draw_minibatches(rng, X.shape[0], p["T1"], p["batch"])
+            _pegasos_steps(Z, signs, W, b, batches, p["lam"], t_w, True)
             t_w += p["T1"]
             # early stopping (section 6.1): keep the best map on held-out rows
             Xs, ls = (X_val, labels_val) if len(X_val) else (X, labels)
@@ -591,7 +584,7 @@ class LearnedCosineMap(FeatureMap):
     def _transform_block(self, X, out, context):
         projection, offset, scale = context
         self._project_block(X, out, projection)
-        cos_features(out, offset, scale)
+        _cos_features(out, offset, scale)
 
     def decision_function(self, X):
         """Scores of the jointly trained one-vs-rest linear SVM on ``transform(X)``.
@@ -670,7 +663,7 @@ class CompactNonlinearMap(LearnedCosineMap):
     The per-step element-wise work (sin/cos, hinge active sets, kernel
     residuals) is in serial Numba kernels; the products ``X Θ``, ``Z W``,
     ``[X, 1]^T dP`` are BLAS. With the classification objective a whole round
-    of ``Θ`` steps is one call of :func:`dense_hinge_sgd_steps`, and the
+    of ``Θ`` steps is one call of :func:`_dense_hinge_sgd_steps`, and the
     products with the hinge active set (few pairs, once ``W`` is trained) only
     visit its pairs. Cost per step: O(M k (d + C)) (classification) or
     O(M^2 (d + k)) (kernel); transform O(k d) per row, as RFF.
@@ -734,7 +727,7 @@ class CompactNonlinearMap(LearnedCosineMap):
                    "n_steps_w": 5, "n_steps_theta": 5, "max_iter": 2}
 
     def _init_projection(self, n_features, k, gamma, rng):
-        return [draw_spectral("gaussian", gamma, (n_features, k), rng)]
+        return [_draw_spectral("gaussian", gamma, (n_features, k), rng)]
 
     def _project(self, X, params):
         return X @ params[0]
@@ -746,8 +739,8 @@ class CompactNonlinearMap(LearnedCosineMap):
         # the generic path's computation fused into one Numba call per round
         theta, offset = params
         paper_step = p["eta0"] is None
-        return dense_hinge_sgd_steps(
-            X, signs, W, b, theta, offset, draw_minibatches(rng, X.shape[0], p["T2"], p["batch"]), p["lam"],
+        return _dense_hinge_sgd_steps(
+            X, signs, W, b, theta, offset, _draw_minibatches(rng, X.shape[0], p["T2"], p["batch"]), p["lam"],
             paper_step, 0.0 if paper_step else p["eta0"], p["sizes"][0], p["sizes"][1], t0,
         )
 

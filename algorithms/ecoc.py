@@ -8,12 +8,12 @@ from sklearn.utils import check_random_state
 from ._base import check_choice
 from .least_squares import LeastSquaresClassifier
 
-__all__ = ["ECOCClassifier", "random_code"]
+__all__ = ["ECOCClassifier"]
 
 _MAX_DRAWS = 1000
 
 
-def random_code(n_classes, code_size, rng):
+def _random_code(n_classes, code_size, rng):
     """Random ``n_classes x code_size`` matrix of ±1 codewords.
 
     The codewords (rows) are distinct, so that decoding can tell every class
@@ -65,7 +65,7 @@ class ECOCClassifier(LeastSquaresClassifier):
     """Least squares on features with random error-correcting output codes.
 
     Each class gets a random ±1 codeword of length ``c = code_size`` (distinct
-    codewords, no constant column, see :func:`random_code`). The ``c`` bit
+    codewords, no constant column, see :func:`_random_code`). The ``c`` bit
     regressors are ridge least squares that share one Hessian
     ``Z^T Z + alpha I``; it is accumulated together with the right-hand sides
     ``Z^T Y_code`` in a single pass over row blocks without forming the target
@@ -132,7 +132,7 @@ class ECOCClassifier(LeastSquaresClassifier):
             n_classes = len(np.unique(classes))
             if n_classes < 2:
                 raise ValueError(f"need at least 2 classes, got {n_classes} class")
-            self.code_ = random_code(n_classes, int(c), check_random_state(self.random_state))
+            self.code_ = _random_code(n_classes, int(c), check_random_state(self.random_state))
         return super()._accumulate_and_solve(Z, y, classes, first)
 
     def predict_code(self, Z):

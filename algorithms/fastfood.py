@@ -8,11 +8,11 @@ from numba import njit
 from ._fastmath import FASTMATH
 from ._hadamard import HadamardGaussianMap, fwht_row, load_signed
 
-__all__ = ["Fastfood", "fastfood_project"]
+__all__ = ["Fastfood"]
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def fastfood_project(X, B, perm, G, S, P):
+def _fastfood_project(X, B, perm, G, S, P):
     """``P[i] <- [V_1 x_i, V_2 x_i, ...]`` truncated to ``P.shape[1]``, with Fastfood blocks.
 
     Block ``b`` is ``V_b = S_b H G_b Pi_b H B_b`` applied to ``x`` zero-padded to
@@ -118,4 +118,4 @@ class Fastfood(HadamardGaussianMap):
         return B, perm, G, S
 
     def _project(self, X, P, blocks):
-        fastfood_project(X, *blocks, P)
+        _fastfood_project(X, *blocks, P)

@@ -14,11 +14,11 @@ from ._validation import check_fits_in_memory, check_input, clear_fitted_state
 from ._fastmath import FASTMATH
 from ._kernels import KERNEL_CODES, check_kernel_params, exact_kernel, kernel_block, resolve_gamma
 
-__all__ = ["KernelSVC", "greedy_coordinate_descent", "kernel_column"]
+__all__ = ["KernelSVC"]
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def kernel_column(i, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner, last_used, clock):
+def _kernel_column(i, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner, last_used, clock):
     """Column ``K(X, x_i)`` through a fixed-size LRU cache; returns the cached row.
 
     A hit refreshes the slot's time stamp; a miss evicts the least recently used
@@ -61,7 +61,7 @@ def kernel_column(i, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_own
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def greedy_coordinate_descent(X, sq, code, gamma, coef0, degree, bias, y, C, tol, max_iter,
+def _greedy_coordinate_descent(X, sq, code, gamma, coef0, degree, bias, y, C, tol, max_iter,
                               cache, slot_of, slot_owner, last_used, clock0, alpha, z, q_diag):
     """Greedy coordinate descent on the SVM dual ``min 1/2 a^T Q a - e^T a, 0 <= a <= C``.
 
@@ -106,7 +106,7 @@ def greedy_coordinate_descent(X, sq, code, gamma, coef0, degree, bias, y, C, tol
         if best < 0 or best_abs < tol:
             return it, True, clock
         clock += 1
-        col = kernel_column(best, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+        col = _kernel_column(best, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
                             last_used, clock)
         alpha[best] += best_delta
         scale = best_delta * y[best]
@@ -116,7 +116,7 @@ def greedy_coordinate_descent(X, sq, code, gamma, coef0, degree, bias, y, C, tol
 
 
 class _Solver:
-    """Runs :func:`greedy_coordinate_descent` on row subsets, reusing one column cache
+    """Runs :func:`_greedy_coordinate_descent` on row subsets, reusing one column cache
     while the subset stays the same (the one-vs-rest problems)."""
 
     def __init__(self, est, X, C, tol, max_iter, cache_mb, bias):
@@ -145,7 +145,7 @@ class _Solver:
         est = self.est
         alpha = np.zeros(len(rows))
         z = np.zeros(len(rows))
-        it, converged, self.clock = greedy_coordinate_descent(
+        it, converged, self.clock = _greedy_coordinate_descent(
             self.Xs, self.sq, self.code, est.gamma_, est.coef0_, est.degree_, self.bias, signs,
             self.C, self.tol, self.max_iter, self.cache, self.slot_of, self.slot_owner,
             self.last_used, self.clock, alpha, z, self.diag[rows])
@@ -165,7 +165,7 @@ class KernelSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
     weight of a constant feature, i.e. the kernel ``k + 1``, so it is regularized
     like the other weights; this is what makes the accuracy match scikit-learn's
     ``SVC``, whose bias is free) and ``Q_ij = y_i y_j k(x_i, x_j)`` otherwise. See
-    :func:`greedy_coordinate_descent`. Multi-class problems train one binary SVM per
+    :func:`_greedy_coordinate_descent`. Multi-class problems train one binary SVM per
     class (one-vs-rest, the default: the problems share the cache of kernel columns)
     or per pair of classes (``multi_class='ovo'``, as ``SVC``).
 

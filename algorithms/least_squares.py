@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import RegisteredEstimator, check_positive, classes_from_scores, one_vs_rest_code
 from ._validation import FeatureOverflowError, check_fits_in_memory, check_input, clear_fitted_state
 
-__all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor", "NormalEquations"]
+__all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor"]
 
 
 @njit(cache=True, nogil=True)

@@ -8,7 +8,7 @@ from ._kernels import (KERNEL_CODES, SHIFT_INVARIANT, check_kernel_params, dtype
                        resolve_gamma, shift_invariant_frame, to_frame)
 from ._parallel import ThreadScratch
 
-__all__ = ["Nystroem", "ridge_leverage_scores"]
+__all__ = ["Nystroem"]
 
 #: Kernel name -> integer code of :func:`kernel_block` (Numba takes no strings).
 #: Eigenvalues of the landmark Gram below ``EIG_FLOOR * max eigenvalue`` are dropped.
@@ -17,7 +17,7 @@ EIG_FLOOR = 1e-12
 LEVERAGE_POOL = 3
 
 
-def ridge_leverage_scores(K, n_components):
+def _ridge_leverage_scores(K, n_components):
     """Ridge leverage scores ``diag(K (K + lam I)^-1)`` with a rank-``n_components`` ridge.
 
     ``lam = (1/k) sum_{i > k} sigma_i(K)``, the tail mean of the eigenvalues beyond
@@ -234,7 +234,7 @@ class Nystroem(FeatureMap):
         n = X.shape[0]
         pool = np.sort(rng.permutation(n)[: min(n, LEVERAGE_POOL * m)])
         P = np.asarray(X[pool], dtype=np.float64)
-        scores, _ = ridge_leverage_scores(exact_kernel(P, None, **self._kernel_params()), m)
+        scores, _ = _ridge_leverage_scores(exact_kernel(P, None, **self._kernel_params()), m)
         positive = int((scores > 0).sum())
         if positive == 0:
             scores = np.ones_like(scores)

@@ -10,7 +10,7 @@ never forming a circulant matrix.
 
 import numpy as np
 
-from .circulant import CirculantRandomFeatures, circulant_project, circulant_spectra, circular_correlate
+from .circulant import CirculantRandomFeatures, _circulant_project, _circulant_spectra, _circular_correlate
 from .cnm import _REFERENCE, LearnedCosineMap
 
 __all__ = ["OptimizedCirculantMap"]
@@ -79,7 +79,7 @@ class OptimizedCirculantMap(LearnedCosineMap):
 
     def _project(self, X, params):
         return np.ascontiguousarray(
-            circulant_project(X * self.signs_, circulant_spectra(params[0]), self.n_components_)
+            _circulant_project(X * self.signs_, _circulant_spectra(params[0]), self.n_components_)
         )
 
     def _project_backward(self, X, dP, params):
@@ -87,7 +87,7 @@ class OptimizedCirculantMap(LearnedCosineMap):
         full = np.zeros((X.shape[0], n_blocks * d))
         full[:, : self.n_components_] = dP
         # eq. 17: d/dr_j sum_i dP_ij . (r_j ⊛ D x_i) = sum_i circ(D x_i)^T dP_ij
-        grad = circular_correlate(full.reshape(X.shape[0], n_blocks, d), (X * self.signs_)[:, None, :])
+        grad = _circular_correlate(full.reshape(X.shape[0], n_blocks, d), (X * self.signs_)[:, None, :])
         return [grad.sum(axis=0)]
 
     def _store(self, params):

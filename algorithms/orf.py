@@ -5,10 +5,10 @@ import numpy as np
 from ._base import n_worker_threads, run_row_blocks
 from ._cosine_map import CosineFeatureMap
 
-__all__ = ["OrthogonalRandomFeatures", "draw_orthogonal_gaussian"]
+__all__ = ["OrthogonalRandomFeatures"]
 
 
-def draw_orthogonal_gaussian(n_features, n_frequencies, scale, rng):
+def _draw_orthogonal_gaussian(n_features, n_frequencies, scale, rng):
     """Frequencies with Gaussian row norms and orthogonal directions within blocks.
 
     Each block of ``d = n_features`` frequencies is ``S Q``: ``Q`` is a Haar
@@ -62,7 +62,7 @@ class OrthogonalRandomFeatures(CosineFeatureMap):
     """Orthogonal random features (ORF) for the Gaussian kernel.
 
     Random Fourier features whose frequency matrix is ``W = S Q`` per ``d x d``
-    block instead of i.i.d. Gaussian (see :func:`draw_orthogonal_gaussian`): the
+    block instead of i.i.d. Gaussian (see :func:`_draw_orthogonal_gaussian`): the
     rows keep the norm distribution of ``N(0, 2 gamma I)`` rows, so
     ``z(x) . z(y)`` still estimates ``exp(-gamma ||x - y||^2)``, unbiased up to a
     term that vanishes as ``d`` grows, with a lower variance than RFF at the same
@@ -103,7 +103,7 @@ class OrthogonalRandomFeatures(CosineFeatureMap):
     benchmark = {"n_components": [256, 1024, 4096], "params": {}}
 
     def _draw(self, n_features, n_frequencies, scale, rng):
-        self.random_weights_ = draw_orthogonal_gaussian(n_features, n_frequencies, scale, rng)
+        self.random_weights_ = _draw_orthogonal_gaussian(n_features, n_frequencies, scale, rng)
 
     def _prepare_projection(self, dtype):
         return np.ascontiguousarray(self.random_weights_, dtype=dtype)

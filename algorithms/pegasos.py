@@ -14,13 +14,13 @@ from ._validation import FeatureOverflowError, check_fits_in_memory, check_input
 from ._fastmath import FASTMATH
 from ._parallel import blas_single_thread
 
-__all__ = ["PegasosSVC", "draw_minibatches", "pegasos_steps"]
+__all__ = ["PegasosSVC"]
 
 
-def draw_minibatches(rng, n_rows, n_steps, batch_size):
+def _draw_minibatches(rng, n_rows, n_steps, batch_size):
     """Row indices of ``n_steps`` minibatches of ``min(batch_size, n_rows)`` rows,
     drawn uniformly with replacement in one call: shape (n_steps, M), int64, as
-    :func:`pegasos_steps` takes them. (A ``RandomState`` yields the same indices
+    :func:`_pegasos_steps` takes them. (A ``RandomState`` yields the same indices
     as ``n_steps`` draws of one minibatch each.)"""
     return rng.randint(0, n_rows, size=(n_steps, min(batch_size, n_rows))).astype(np.int64, copy=False)
 
@@ -145,7 +145,7 @@ def scaled_norm(w, b):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
+def _pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
     """Run Pegasos steps in place on one-vs-rest weights.
 
     For each minibatch ``A`` (a row of ``batches``) and each class ``c``, with
@@ -303,13 +303,13 @@ class PegasosSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
         signs = one_vs_rest_code(len(self.classes_))[labels].astype(np.int8)
         n_out = signs.shape[1]
         rng = check_random_state(self.random_state)
-        batches = draw_minibatches(rng, Z.shape[0], n_steps, batch)
+        batches = _draw_minibatches(rng, Z.shape[0], n_steps, batch)
         W = np.zeros((Z.shape[1], n_out))
         b = np.zeros(n_out)
         # The per-step products are small (M x D by D x C): threaded BLAS spends
         # more on hand-offs than on work (measured about 10x slower on 2 cores).
         with blas_single_thread():
-            pegasos_steps(Z, np.ascontiguousarray(signs), W, b, batches, lam, 0, bool(self.fit_intercept))
+            _pegasos_steps(Z, np.ascontiguousarray(signs), W, b, batches, lam, 0, bool(self.fit_intercept))
         if not (np.isfinite(W).all() and np.isfinite(b).all()):
             raise FeatureOverflowError(
                 f"PegasosSVC overflowed float64: the sub-gradients of features of magnitude up to "

@@ -12,7 +12,7 @@ from ._fastmath import FASTMATH
 from ._hadamard import fwht_row, next_power_of_two
 from ._kernels import _check_degree, canonical_kernel, exact_kernel
 
-__all__ = ["RandomMaclaurin", "maclaurin_products", "hadamard_projections", "maclaurin_coefficients"]
+__all__ = ["RandomMaclaurin"]
 
 
 #: The degree distribution's base: ``P[N = n] = 1 / p^(n+1)`` (Kar & Karnick's choice).
@@ -21,7 +21,7 @@ P_BASE = 2.0
 _MACLAURIN_KERNELS = ("polynomial", "exponential", "maclaurin")
 
 
-def maclaurin_coefficients(kernel, degree, gamma, coef0, coefficients=None):
+def _maclaurin_coefficients(kernel, degree, gamma, coef0, coefficients=None):
     """Coefficients ``a_n`` of ``f(t) = sum_n a_n t^n`` with ``K(x, y) = f(<x, y>)``.
 
     ===========  ===================================  ====================================
@@ -107,7 +107,7 @@ def sample_degrees(coef, max_degree, n_min, size, rng):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def maclaurin_products(P, degrees, counts, col_starts, scales, out, offset):
+def _maclaurin_products(P, degrees, counts, col_starts, scales, out, offset):
     """``out[i, offset + f] <- scale_g * prod_j P[i, col_g + j c_g + k]`` (serial, ``nogil``).
 
     The features are grouped by degree: group ``g`` holds ``c_g = counts[g]``
@@ -154,7 +154,7 @@ def maclaurin_products(P, degrees, counts, col_starts, scales, out, offset):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def hadamard_projections(X, signs, slot_of, P):
+def _hadamard_projections(X, signs, slot_of, P):
     """``P[i, slot_of[t p + k]] <- (H M_t x_i)_k``: Hadamard rows as Rademacher projections.
 
     Each row, zero-padded to ``p``, is sign-flipped by ``M_t = diag(signs[t])`` and
@@ -293,11 +293,11 @@ class RandomMaclaurin(FeatureMap):
         kernel = canonical_kernel(self.kernel, _MACLAURIN_KERNELS)
         if kernel == "maclaurin":
             a = _check_coefficients(self.coefficients)
-            return kernel, maclaurin_coefficients(kernel, 0, 1.0, 0.0, a)
+            return kernel, _maclaurin_coefficients(kernel, 0, 1.0, 0.0, a)
         gamma = check_positive(self.gamma, "gamma")
         degree = _check_degree(self.degree)
         coef0 = check_positive(self.coef0, "coef0", allow_zero=True) if kernel == "polynomial" else 0.0
-        return kernel, maclaurin_coefficients(kernel, degree, gamma, coef0)
+        return kernel, _maclaurin_coefficients(kernel, degree, gamma, coef0)
 
     def _fit(self, X, rng):
         self.kernel_, (coef, max_degree) = self._check_kernel()
@@ -368,8 +368,8 @@ class RandomMaclaurin(FeatureMap):
         if W is not None:
             np.matmul(X, W, out=P)
         else:
-            hadamard_projections(X, signs, self.slot_of_, P)
-        maclaurin_products(P, self.degrees_, self.counts_, self.col_starts_, scales, out, col)
+            _hadamard_projections(X, signs, self.slot_of_, P)
+        _maclaurin_products(P, self.degrees_, self.counts_, self.col_starts_, scales, out, col)
         end = col + int(self.counts_.sum())
         if end < out.shape[1]:
             out[:, end:] = 0  # every term is exact (e.g. degree <= 1 with h01): nothing to sample

@@ -5,13 +5,13 @@ import math
 import numpy as np
 
 from ._base import KernelParameter
-from ._cosine_map import CosineFeatureMap, cos_features, cossin_features
+from ._cosine_map import CosineFeatureMap, _cos_features, _cossin_features
 from ._kernels import SHIFT_INVARIANT, canonical_kernel
 
-__all__ = ["RandomFourierFeatures", "draw_spectral", "cos_features", "cossin_features"]
+__all__ = ["RandomFourierFeatures"]
 
 
-def draw_spectral(kernel, gamma, shape, rng):
+def _draw_spectral(kernel, gamma, shape, rng):
     """Sample frequencies from the spectral density of a shift-invariant kernel.
 
     ====================================  =====================================
@@ -105,7 +105,7 @@ class RandomFourierFeatures(CosineFeatureMap):
         return canonical_kernel(self.kernel, SHIFT_INVARIANT)
 
     def _draw(self, n_features, n_frequencies, scale, rng):
-        self.random_weights_ = draw_spectral(self.kernel_, self.gamma_, (n_features, n_frequencies), rng)
+        self.random_weights_ = _draw_spectral(self.kernel_, self.gamma_, (n_features, n_frequencies), rng)
 
     def _prepare_projection(self, dtype):
         return np.ascontiguousarray(self.random_weights_, dtype=dtype)

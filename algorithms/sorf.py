@@ -8,11 +8,11 @@ from numba import njit
 from ._fastmath import FASTMATH
 from ._hadamard import HadamardGaussianMap, fwht_row, load_signed
 
-__all__ = ["StructuredOrthogonalFeatures", "sorf_project"]
+__all__ = ["StructuredOrthogonalFeatures"]
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def sorf_project(X, D3, D2, D1, P):
+def _sorf_project(X, D3, D2, D1, P):
     """``P[i] <- [W_1 x_i, W_2 x_i, ...]`` truncated to ``P.shape[1]``, ``W_b = H D1 H D2 H D3``.
 
     ``x`` is zero-padded to ``p``; the overall scale is folded into ``D1``.
@@ -109,4 +109,4 @@ class StructuredOrthogonalFeatures(HadamardGaussianMap):
         return signs[0], signs[1], D1
 
     def _project(self, X, P, blocks):
-        sorf_project(X, *blocks, P)
+        _sorf_project(X, *blocks, P)

@@ -9,10 +9,10 @@ from ._base import FeatureMap, check_n_components
 from ._fastmath import FASTMATH
 from ._hadamard import fwht, fwht_row, load_signed, next_power_of_two
 
-__all__ = ["SRHT", "fwht", "srht_draw", "srht_apply", "srht"]
+__all__ = ["SRHT"]
 
 
-def srht_draw(n_features, n_components, rng):
+def _srht_draw(n_features, n_components, rng):
     """Draw an SRHT from ``R^n_features`` to ``R^n_components``.
 
     ``p`` is ``n_features`` padded to a power of two. The map stacks
@@ -53,7 +53,7 @@ def srht_draw(n_features, n_components, rng):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def srht_apply(X, signs, index, scale, out):
+def _srht_apply(X, signs, index, scale, out):
     """``out[i] <- scale * (H B_b x_i)[index]`` over the stacked blocks (serial, ``nogil``).
 
     Parameters
@@ -86,8 +86,8 @@ def srht_apply(X, signs, index, scale, out):
                 j += 1
 
 
-def srht(X, signs, index, out=None):
-    """Apply a drawn SRHT (see :func:`srht_draw`) to the rows of any (n, d) block.
+def _srht(X, signs, index, out=None):
+    """Apply a drawn SRHT (see :func:`_srht_draw`) to the rows of any (n, d) block.
 
     The function-level API for maps that project down inside their own row blocks
     (CRAFTMaps): serial, so call it from one worker per block.
@@ -95,7 +95,7 @@ def srht(X, signs, index, out=None):
     Parameters
     ----------
     X : ndarray of shape (n, d), float32 or float64
-    signs, index : from :func:`srht_draw`
+    signs, index : from :func:`_srht_draw`
     out : ndarray of shape (n, len(index)) of X's dtype, optional
 
     Returns
@@ -114,7 +114,7 @@ def srht(X, signs, index, out=None):
         raise ValueError(f"X must be 2-D with at most {signs.shape[1]} columns, got shape {X.shape}")
     if out is None:
         out = np.empty((X.shape[0], index.shape[0]), dtype=X.dtype)
-    srht_apply(X, np.ascontiguousarray(signs, dtype=X.dtype), np.ascontiguousarray(index, dtype=np.int64),
+    _srht_apply(X, np.ascontiguousarray(signs, dtype=X.dtype), np.ascontiguousarray(index, dtype=np.int64),
                X.dtype.type(1.0 / math.sqrt(index.shape[0])), out)
     return out
 
@@ -158,7 +158,7 @@ class SRHT(FeatureMap):
         self.random_state = random_state
 
     def _fit(self, X, rng):
-        self.signs_, self.index_ = srht_draw(X.shape[1], self.n_components_, rng)
+        self.signs_, self.index_ = _srht_draw(X.shape[1], self.n_components_, rng)
 
     def _prepare_transform(self, dtype):
         return (np.ascontiguousarray(self.signs_, dtype=dtype), self.index_,
@@ -172,7 +172,7 @@ class SRHT(FeatureMap):
         return 8 * 2 * padded, 8 * (padded + self.n_components_)
 
     def _transform_block(self, X, out, context):
-        srht_apply(X, *context, out)
+        _srht_apply(X, *context, out)
 
     def _kernel_gram(self, X, Y):
         from sklearn.utils.validation import check_is_fitted

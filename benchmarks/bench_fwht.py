@@ -6,9 +6,10 @@ environment); without it the ``ffht`` rows are skipped and only ours run.
 ``benchmarks/report.py`` prints the ratio FFHT time / our time.
 """
 
+import numba
 import numpy as np
 
-from kernelmaps._hadamard import fwht_rows
+from kernelmaps import fwht
 
 
 class FWHT:
@@ -27,8 +28,9 @@ class FWHT:
                 raise NotImplementedError("ffht-unofficial is not installed")
             self.run = lambda: ffht.fht_(self.X, 1)
         else:
-            one = self.X.dtype.type(1.0)
-            self.run = lambda: fwht_rows(self.X, one)
+            # one thread, as FFHT's
+            numba.set_num_threads(1)
+            self.run = lambda: fwht(self.X)
         self.run()  # compilation, page faults
 
     def time_fwht(self, implementation, log2_n, dtype):

@@ -18,7 +18,7 @@ def main(n_components=2048):
 
     import kernelmaps.datasets as kd
     from kernelmaps import LeastSquaresClassifier, RandomFourierFeatures
-    from kernelmaps._kernels import resolve_gamma
+    from kernelmaps import resolve_gamma
 
     print(f"{'dataset':10s} {'gamma':>8s} {'RFF+LS error':>13s} {'time':>7s} {'SVC error':>10s} {'time':>7s}")
     for name in ("banana", "magic04", "letter"):

@@ -45,7 +45,7 @@ def prepare(name, seed=0):
     from sklearn.preprocessing import StandardScaler
 
     import kernelmaps.datasets as kd
-    from kernelmaps._kernels import resolve_gamma
+    from kernelmaps import resolve_gamma
 
     data = kd.load(name)
     scaler = StandardScaler().fit(data.X_train)

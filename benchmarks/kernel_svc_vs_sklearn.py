@@ -14,7 +14,7 @@ def main():
     from sklearn.svm import SVC
     from sklearn.preprocessing import StandardScaler
     from kernelmaps import KernelSVC, datasets
-    from kernelmaps._kernels import resolve_gamma
+    from kernelmaps import resolve_gamma
 
     def run(name, n_train, C):
         ds = datasets.load(name)

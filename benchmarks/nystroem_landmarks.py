@@ -9,7 +9,7 @@ def main():
     import time, numpy as np
     from sklearn.preprocessing import StandardScaler
     from kernelmaps import Nystroem, datasets, relative_frobenius_error
-    from kernelmaps._kernels import resolve_gamma
+    from kernelmaps import resolve_gamma
 
     for name in ["letter", "magic04"]:
         ds = datasets.load(name)

@@ -7,9 +7,9 @@ from sklearn.preprocessing import StandardScaler
 
 import kernelmaps.datasets
 from kernelmaps import CompactNonlinearMap, PegasosSVC, RandomFourierFeatures
-from kernelmaps.cnm import (cos_sin_features, dense_hinge_sgd_steps, hinge_backward, kernel_backward,
-                            kernel_residual)
-from kernelmaps.pegasos import DENSE_ACTIVE_FRACTION, pegasos_steps
+from kernelmaps.cnm import (_cos_sin_features, _dense_hinge_sgd_steps, _hinge_backward, _kernel_backward,
+                            _kernel_residual)
+from kernelmaps.pegasos import DENSE_ACTIVE_FRACTION, _pegasos_steps
 
 
 # -- NumPy references -------------------------------------------------------------
@@ -61,7 +61,7 @@ def test_cos_sin_features_match_numpy():
     P = rng.standard_normal((7, 33)) * 5
     P[3, 4] = 3e7  # beyond the polynomial's range: the row takes libm
     Z, S = np.empty_like(P), np.empty_like(P)
-    cos_sin_features(P, 0.25, Z, S)
+    _cos_sin_features(P, 0.25, Z, S)
     np.testing.assert_allclose(Z, 0.25 * np.cos(P), atol=1e-13)
     np.testing.assert_allclose(S, np.sin(P), atol=1e-13)
 
@@ -75,7 +75,7 @@ def test_hinge_backward_matches_numpy(problem, w_scale):
     scale = np.sqrt(2.0 / 6)
     scores = scale * np.cos(P) @ W + b
     dP = np.empty_like(P)
-    loss = hinge_backward(np.sin(P), scores, signs, W, scale, dP)
+    loss = _hinge_backward(np.sin(P), scores, signs, W, scale, dP)
     active = (signs * scores < 1) * signs
     expected = scale / len(X) * np.sin(P) * (active @ W.T)
     np.testing.assert_allclose(dP, expected, rtol=1e-12, atol=1e-14)
@@ -141,21 +141,21 @@ def test_dense_hinge_sgd_steps_without_active_pairs_does_not_move():
     batches = np.tile(quiet[:5], (3, 1)).astype(np.int64)
     th, of = theta.copy(), offset.copy()
     for paper_step in (True, False):
-        t = dense_hinge_sgd_steps(X, signs, W, b, th, of, batches, 0.5, paper_step, 0.2, 1.0, 1.0, 4)
+        t = _dense_hinge_sgd_steps(X, signs, W, b, th, of, batches, 0.5, paper_step, 0.2, 1.0, 1.0, 4)
         assert t == 7
         np.testing.assert_array_equal(th, theta)
         np.testing.assert_array_equal(of, offset)
 
 
 def test_pegasos_steps_sparse_and_dense_subgradients_match_numpy():
-    """CNM's Algorithm 1 (pegasos_steps) takes the dense product while many pairs
+    """CNM's Algorithm 1 (_pegasos_steps) takes the dense product while many pairs
     are active and the sparse sum after; both match a NumPy transcription."""
     X, signs, *_ = _sgd_problem(1.0)
     Z = np.cos(X @ np.random.RandomState(1).standard_normal((5, 16)))
     batches = np.random.RandomState(2).randint(0, len(X), (80, 50)).astype(np.int64)
     lam = 1e-3
     W, b = np.zeros((16, 4)), np.zeros(4)
-    pegasos_steps(Z, signs, W, b, batches, lam, 0, True)
+    _pegasos_steps(Z, signs, W, b, batches, lam, 0, True)
     Za = np.hstack([Z, np.ones((len(Z), 1))])
     Wa = np.zeros((17, 4))
     densities = []
@@ -190,12 +190,12 @@ def test_kernel_kernels_match_numpy(problem):
     Z = scale * np.cos(P)
     G = X @ X.T
     E = np.empty((40, 40))
-    total = kernel_residual(G, np.diag(G).copy(), Z @ Z.T, 0.3, E)
+    total = _kernel_residual(G, np.diag(G).copy(), Z @ Z.T, 0.3, E)
     d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
     np.testing.assert_allclose(E, np.exp(-0.3 * d2) - Z @ Z.T, atol=1e-13)
     assert total == pytest.approx(np.sum(E**2), rel=1e-12)
     dP = np.empty_like(P)
-    kernel_backward(E @ Z, np.sin(P), 2.0, dP)
+    _kernel_backward(E @ Z, np.sin(P), 2.0, dP)
     np.testing.assert_allclose(dP, 2.0 * (E @ Z) * np.sin(P), rtol=1e-12)
 
 

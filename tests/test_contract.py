@@ -157,3 +157,16 @@ def test_kernel_method_gives_the_gram_matrix(name, data):
     assert np.isfinite(K).all()
     K_sym = est.kernel(Y)
     np.testing.assert_allclose(K_sym, K_sym.T, rtol=1e-10, atol=1e-12)
+
+
+def test_public_surface_is_estimators_and_documented_functions():
+    import importlib.metadata
+
+    from numba.core.registry import CPUDispatcher
+
+    estimators = {cls.__name__ for cls in REGISTRY.values()}
+    functions = {"ALGORITHMS", "datasets", "exact_kernel", "fwht", "kernel_mse", "nrmse",
+                 "relative_frobenius_error", "resolve_gamma"}
+    assert set(kernelmaps.__all__) == estimators | functions
+    assert not [name for name in kernelmaps.__all__ if isinstance(getattr(kernelmaps, name), CPUDispatcher)]
+    assert kernelmaps.__version__ == importlib.metadata.version("kernelmaps")

@@ -5,7 +5,7 @@ import pytest
 
 import kernelmaps._base as base
 from kernelmaps import CRAFTMaps, RandomMaclaurin, TensorSketch, nrmse, relative_frobenius_error
-from kernelmaps.srht import srht
+from kernelmaps.srht import _srht
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,7 @@ def sphere():
 def test_map_is_the_up_projection_then_the_down_projection(up, down, dtype, rtol, sphere, monkeypatch):
     cm = CRAFTMaps(24, up=up, down=down, n_components_up=200, degree=3, random_state=0).fit(sphere)
     Z_up = cm.up_.transform(sphere)
-    ref = Z_up @ cm.projection_ if down == "gaussian" else srht(Z_up, cm.signs_, cm.index_)
+    ref = Z_up @ cm.projection_ if down == "gaussian" else _srht(Z_up, cm.signs_, cm.index_)
     monkeypatch.setattr(base, "block_rows", lambda *_: 7)  # many blocks
     got = cm.transform(sphere.astype(dtype))
     assert got.dtype == dtype

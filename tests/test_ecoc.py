@@ -6,13 +6,13 @@ from sklearn.datasets import load_digits
 
 import kernelmaps.ecoc as ecoc
 from kernelmaps import ECOCClassifier, LeastSquaresClassifier
-from kernelmaps.ecoc import random_code
+from kernelmaps.ecoc import _random_code
 
 
 @pytest.mark.parametrize("n_classes, code_size", [(2, 1), (2, 16), (2, 64), (3, 2), (3, 64), (10, 4), (10, 64), (26, 5)])
 def test_random_code_has_distinct_codewords_and_no_constant_column(n_classes, code_size):
     for seed in range(20):
-        code = random_code(n_classes, code_size, np.random.RandomState(seed))
+        code = _random_code(n_classes, code_size, np.random.RandomState(seed))
         assert code.shape == (n_classes, code_size)
         assert set(np.unique(code)) <= {-1.0, 1.0}
         assert len(np.unique(code, axis=0)) == n_classes
@@ -21,7 +21,7 @@ def test_random_code_has_distinct_codewords_and_no_constant_column(n_classes, co
 
 def test_too_short_a_code_is_rejected():
     with pytest.raises(ValueError, match="code_size"):
-        random_code(10, 3, np.random.RandomState(0))
+        _random_code(10, 3, np.random.RandomState(0))
     with pytest.raises(ValueError, match="code_size"):
         ECOCClassifier(code_size=0).fit(np.eye(4), [0, 1, 0, 1])
 
@@ -54,7 +54,7 @@ def test_partial_fit_in_blocks_equals_one_fit(digits):
 
 def test_identity_code_is_one_vs_rest_least_squares(digits, monkeypatch):
     X, y = digits
-    monkeypatch.setattr(ecoc, "random_code", lambda k, c, rng: 2.0 * np.eye(k) - 1.0)
+    monkeypatch.setattr(ecoc, "_random_code", lambda k, c, rng: 2.0 * np.eye(k) - 1.0)
     clf = ECOCClassifier(code_size=10, decoding="euclidean").fit(X, y)
     ovr = LeastSquaresClassifier(alpha=1.0).fit(X, y)
     np.testing.assert_allclose(clf.coef_, ovr.coef_, rtol=1e-10, atol=1e-12)

@@ -12,7 +12,7 @@ from sklearn.svm import SVC
 
 from kernelmaps import KernelRidge, KernelRidgeClassifier, KernelSVC, datasets
 from kernelmaps._kernels import exact_kernel
-from kernelmaps.kernel_svc import greedy_coordinate_descent, kernel_column
+from kernelmaps.kernel_svc import _greedy_coordinate_descent, _kernel_column
 from kernelmaps._kernels import KERNEL_CODES
 
 
@@ -30,7 +30,7 @@ def test_kernel_column_is_the_gram_column_and_the_cache_is_lru(kernel):
     cache, slot_of, slot_owner, last_used = cache_state(40, 2)
 
     def column(i, clock):
-        return kernel_column(i, X, sq, KERNEL_CODES[kernel], 0.4, 0.5, 3, cache, slot_of,
+        return _kernel_column(i, X, sq, KERNEL_CODES[kernel], 0.4, 0.5, 3, cache, slot_of,
                              slot_owner, last_used, clock)
 
     for clock, i in enumerate([3, 7, 3, 11]):  # 11 evicts 7, the least recently used
@@ -64,7 +64,7 @@ def test_greedy_coordinate_descent_matches_numpy(n_slots):
     expected, n_expected = reference_gcd(Q, 2.0, 1e-6, 5000)
     alpha, z = np.zeros(60), np.zeros(60)
     cache, slot_of, slot_owner, last_used = cache_state(60, n_slots)
-    it, converged, _ = greedy_coordinate_descent(
+    it, converged, _ = _greedy_coordinate_descent(
         X, np.einsum("ij,ij->i", X, X), 0, 0.5, 1.0, 2, 1.0, y, 2.0, 1e-6, 5000,
         cache, slot_of, slot_owner, last_used, 0, alpha, z, np.diag(Q).copy())
     assert converged and it == n_expected

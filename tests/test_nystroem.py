@@ -8,7 +8,7 @@ from sklearn.preprocessing import StandardScaler
 
 from kernelmaps import Nystroem, datasets, relative_frobenius_error
 from kernelmaps._kernels import KERNEL_CODES, kernel_block
-from kernelmaps.nystroem import ridge_leverage_scores
+from kernelmaps.nystroem import _ridge_leverage_scores
 
 
 def reference_kernel(X, V, kernel, gamma, coef0, degree):
@@ -138,7 +138,7 @@ def test_ridge_leverage_scores_match_the_definition():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((120, 4))
     K = reference_kernel(X, X, "gaussian", 0.3, 1.0, 2)
-    scores, lam = ridge_leverage_scores(K, 20)
+    scores, lam = _ridge_leverage_scores(K, 20)
     expected = np.diag(K @ np.linalg.inv(K + lam * np.eye(len(K))))
     np.testing.assert_allclose(scores, expected, atol=1e-10)
     s = np.sort(np.linalg.eigvalsh(K))[::-1]

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from kernelmaps import OrthogonalRandomFeatures, RandomFourierFeatures, kernel_mse
-from kernelmaps.orf import draw_orthogonal_gaussian
+from kernelmaps.orf import _draw_orthogonal_gaussian
 
 from map_checks import gaussian_map_error
 
@@ -17,7 +17,7 @@ GAMMA = 0.15  # kernel values spread over (0, 1] on the cloud, as in test_rff
 @pytest.mark.parametrize("d, n_freq", [(5, 5), (5, 3), (4, 13), (1, 3)])
 def test_blocks_are_orthogonal_with_chi_norms(d, n_freq):
     scale = 0.7
-    W = draw_orthogonal_gaussian(d, n_freq, scale, np.random.RandomState(0))
+    W = _draw_orthogonal_gaussian(d, n_freq, scale, np.random.RandomState(0))
     assert W.shape == (d, n_freq) and W.flags.c_contiguous
     for start in range(0, n_freq, d):
         block = W[:, start:start + d]
@@ -31,7 +31,7 @@ def test_blocks_are_orthogonal_with_chi_norms(d, n_freq):
 def test_row_norms_and_directions_are_those_of_a_gaussian_matrix():
     d, scale = 4, 0.7
     rng = np.random.RandomState(1)
-    draws = [draw_orthogonal_gaussian(d, d, scale, rng) for _ in range(500)]
+    draws = [_draw_orthogonal_gaussian(d, d, scale, rng) for _ in range(500)]
     sq_norms = np.concatenate([(W ** 2).sum(axis=0) for W in draws]) / scale ** 2
     assert stats.kstest(sq_norms, stats.chi2(d).cdf).pvalue > 1e-3
     # QR without the sign correction puts LAPACK's sign convention on the diagonal

@@ -8,7 +8,7 @@ import pytest
 from scipy.linalg import hadamard
 
 from kernelmaps import RandomMaclaurin, relative_frobenius_error
-from kernelmaps.random_maclaurin import (hadamard_projections, maclaurin_coefficients, maclaurin_products,
+from kernelmaps.random_maclaurin import (_hadamard_projections, _maclaurin_coefficients, _maclaurin_products,
                                          sample_degrees)
 
 
@@ -33,7 +33,7 @@ def test_maclaurin_products_match_numpy(dtype, rtol):
     P = rng.standard_normal((9, int(np.sum(degrees * counts)))).astype(dtype)
     scales = rng.uniform(0.5, 2, 4).astype(dtype)
     out = np.full((9, 20), -7.0, dtype)
-    maclaurin_products(P, degrees, counts, col_starts, scales, out, 4)
+    _maclaurin_products(P, degrees, counts, col_starts, scales, out, 4)
     ref = products_reference(P.astype(np.float64), degrees, counts, col_starts, scales.astype(np.float64), 20, 4)
     np.testing.assert_allclose(out[:, 4:], ref[:, 4:], rtol=rtol)
     assert np.all(out[:, :4] == -7.0)  # columns before the offset are left alone
@@ -52,7 +52,7 @@ def test_hadamard_projections_match_the_dense_matrices(dtype, rtol):
     W[slot_of[slot_of >= 0]] = rows[slot_of >= 0]
     X = rng.standard_normal((6, d))
     P = np.empty((6, n_proj), dtype)
-    hadamard_projections(X.astype(dtype), signs.astype(dtype), slot_of, P)
+    _hadamard_projections(X.astype(dtype), signs.astype(dtype), slot_of, P)
     np.testing.assert_allclose(P, X @ W.T, rtol=rtol, atol=rtol * 10)
     assert set(np.unique(W)) == {-1.0, 1.0}  # Rademacher vectors
 
@@ -60,7 +60,7 @@ def test_hadamard_projections_match_the_dense_matrices(dtype, rtol):
 @pytest.mark.parametrize("kernel, params", [("polynomial", dict(degree=4, gamma=0.7, coef0=1.3)),
                                             ("exponential", dict(degree=0, gamma=0.7, coef0=0.0))])
 def test_maclaurin_coefficients_sum_to_the_kernel(kernel, params):
-    coef, max_degree = maclaurin_coefficients(kernel, params["degree"], params["gamma"], params["coef0"])
+    coef, max_degree = _maclaurin_coefficients(kernel, params["degree"], params["gamma"], params["coef0"])
     t = 0.9
     series = sum(coef(n) * t**n for n in range(40))
     exact = (0.7 * t + 1.3) ** 4 if kernel == "polynomial" else math.exp(0.7 * t)
@@ -69,17 +69,17 @@ def test_maclaurin_coefficients_sum_to_the_kernel(kernel, params):
 
 
 def test_degrees_follow_the_truncated_renormalized_law():
-    coef, max_degree = maclaurin_coefficients("polynomial", 3, 1.0, 1.0)
+    coef, max_degree = _maclaurin_coefficients("polynomial", 3, 1.0, 1.0)
     degrees, weight = sample_degrees(coef, max_degree, 2, 60000, np.random.RandomState(0))
     # P[N=n] ∝ 2^-(n+1) on {2, 3}: 2/3 and 1/3
     assert np.mean(degrees == 2) == pytest.approx(2 / 3, abs=0.01)
     assert set(np.unique(degrees)) == {2, 3}
     assert weight(2) == pytest.approx(coef(2) * 3 / 2) and weight(3) == pytest.approx(coef(3) * 3)
     # homogeneous kernel: only the degree with a non-zero coefficient is drawn
-    coef, max_degree = maclaurin_coefficients("polynomial", 3, 1.0, 0.0)
+    coef, max_degree = _maclaurin_coefficients("polynomial", 3, 1.0, 0.0)
     assert set(sample_degrees(coef, max_degree, 0, 100, np.random.RandomState(0))[0]) == {3}
     # an infinite series: the geometric law from n_min
-    coef, _ = maclaurin_coefficients("exponential", 0, 1.0, 0.0)
+    coef, _ = _maclaurin_coefficients("exponential", 0, 1.0, 0.0)
     degrees, weight = sample_degrees(coef, None, 2, 60000, np.random.RandomState(0))
     assert np.mean(degrees == 2) == pytest.approx(0.5, abs=0.01)
     assert weight(4) == pytest.approx(coef(4) * 8)

@@ -5,7 +5,7 @@ import pytest
 from sklearn.kernel_approximation import RBFSampler
 
 from kernelmaps import RandomFourierFeatures, relative_frobenius_error
-from kernelmaps.rff import cos_features, cossin_features
+from kernelmaps.rff import _cos_features, _cossin_features
 
 
 @pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-14), (np.float32, 1e-6)])
@@ -18,7 +18,7 @@ def test_cos_features_matches_numpy(dtype, tol, magnitude):
     # the argument is formed in the working dtype, as the map does
     expected = 0.3 * np.cos((P + offset).astype(np.float64))
     got = P.copy()
-    cos_features(got, offset, dtype(0.3))
+    _cos_features(got, offset, dtype(0.3))
     np.testing.assert_allclose(got, expected, atol=tol * 4, rtol=0)
 
 
@@ -28,7 +28,7 @@ def test_cossin_features_matches_numpy(dtype, tol):
     P = (rng.standard_normal((23, 65)) * 5).astype(dtype)
     P[2, 1] = 3e7
     out = np.empty((23, 130), dtype)
-    cossin_features(P, out, dtype(0.5))
+    _cossin_features(P, out, dtype(0.5))
     P64 = P.astype(np.float64)
     np.testing.assert_allclose(out, 0.5 * np.hstack([np.cos(P64), np.sin(P64)]), atol=tol, rtol=0)
 

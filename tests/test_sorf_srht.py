@@ -6,8 +6,8 @@ from scipy.linalg import hadamard
 
 from kernelmaps import (SRHT, Fastfood, RandomFourierFeatures, StructuredOrthogonalFeatures, kernel_mse,
                         relative_frobenius_error)
-from kernelmaps.sorf import sorf_project
-from kernelmaps.srht import srht, srht_apply, srht_draw
+from kernelmaps.sorf import _sorf_project
+from kernelmaps.srht import _srht, _srht_apply, _srht_draw
 
 
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-10), (np.float32, 1e-4)])
@@ -22,7 +22,7 @@ def test_sorf_projection_matches_dense_matrix(dtype, rtol):
                    for b in range(so.n_blocks_)])[:40, :11]
     X = rng.standard_normal((7, 11))
     P = np.empty((7, 40), dtype)
-    sorf_project(X.astype(dtype), D3.astype(dtype), D2.astype(dtype), D1.astype(dtype), P)
+    _sorf_project(X.astype(dtype), D3.astype(dtype), D2.astype(dtype), D1.astype(dtype), P)
     np.testing.assert_allclose(P, X @ W.T, rtol=rtol, atol=rtol * 10)
     # rows: orthogonal within a block, norm sqrt(p) * sqrt(2 gamma)
     Wb = np.vstack([H @ np.diag(D1[0]) @ H @ np.diag(D2[0]) @ H @ np.diag(D3[0])])
@@ -81,15 +81,15 @@ def test_mse_ordering_on_letter(letter_standardized):
 @pytest.mark.parametrize("n_features, n_components", [(11, 5), (11, 40), (16, 16)])
 def test_srht_matches_dense_matrix(dtype, rtol, n_features, n_components):
     rng = np.random.RandomState(0)
-    signs, index = srht_draw(n_features, n_components, rng)
+    signs, index = _srht_draw(n_features, n_components, rng)
     p = signs.shape[1]
     H = hadamard(p).astype(np.float64)
     M = np.vstack([H @ np.diag(s) for s in signs])[index, :n_features] / np.sqrt(n_components)
     X = rng.standard_normal((7, n_features))
     out = np.empty((7, n_components), dtype)
-    srht_apply(X.astype(dtype), signs.astype(dtype), index, dtype(1 / np.sqrt(n_components)), out)
+    _srht_apply(X.astype(dtype), signs.astype(dtype), index, dtype(1 / np.sqrt(n_components)), out)
     np.testing.assert_allclose(out, X @ M.T, rtol=rtol, atol=rtol * 10)
-    np.testing.assert_allclose(srht(X.astype(dtype), signs, index), out, rtol=rtol)
+    np.testing.assert_allclose(_srht(X.astype(dtype), signs, index), out, rtol=rtol)
 
 
 def test_srht_preserves_inner_products_in_expectation():
@@ -117,6 +117,6 @@ def test_srht_error_falls_with_D():
 
 
 def test_srht_rejects_a_wide_block():
-    signs, index = srht_draw(8, 4, np.random.RandomState(0))
+    signs, index = _srht_draw(8, 4, np.random.RandomState(0))
     with pytest.raises(ValueError, match="columns"):
-        srht(np.ones((2, 9)), signs, index)
+        _srht(np.ones((2, 9)), signs, index)

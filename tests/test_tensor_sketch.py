@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kernelmaps import TensorSketch, relative_frobenius_error
-from kernelmaps.tensor_sketch import count_sketches
+from kernelmaps.tensor_sketch import _count_sketches
 
 
 def sketch_reference(X, hashes, signs, D):
@@ -25,7 +25,7 @@ def test_count_sketches_match_numpy(dtype, rtol, extra):
     hashes = rng.randint(0, 5, size=(3, 9 + extra)).astype(np.int64)  # many collisions
     signs = rng.choice([-1.0, 1.0], size=(3, 9 + extra)) * 0.7
     C = np.full((7, 3, 5), np.nan, dtype)
-    count_sketches(X.astype(dtype), hashes, signs.astype(dtype), C)
+    _count_sketches(X.astype(dtype), hashes, signs.astype(dtype), C)
     np.testing.assert_allclose(C, sketch_reference(X, hashes, signs, 5), rtol=rtol, atol=rtol)
 
 
