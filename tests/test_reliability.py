@@ -231,6 +231,19 @@ def test_numpy_integer_width(name, integer, data):
     np.testing.assert_array_equal(est.transform(X), expected)
 
 
+@pytest.mark.parametrize("name", ALL)
+def test_numpy_integers_in_every_integer_parameter(name, data):
+    X, y = data
+    integers = {key: value for key, value in REGISTRY[name].test_params.items()
+                if isinstance(value, int) and not isinstance(value, bool)}
+    if not integers:
+        pytest.skip(f"{name} has no integer test parameter")
+    plain = fit(make(name), X, y)
+    numpy = fit(make(name, **{key: np.uint16(value) for key, value in integers.items()}), X, y)
+    method = "transform" if hasattr(plain, "transform") else "predict"
+    np.testing.assert_array_equal(getattr(numpy, method)(X), getattr(plain, method)(X))
+
+
 @pytest.mark.parametrize("name, params", [
     ("pegasos", {"batch_size": np.uint8(32), "max_iter": np.uint16(300)}),
     ("kernel_svc", {"max_iter": np.uint16(20000)}),
