@@ -56,17 +56,22 @@ def test_integers_are_computed_in_float64(name, data):
     np.testing.assert_array_equal(Z, est.transform(Xi.astype(np.float64)))
 
 
+#: (map, width) pairs a map cannot make at its test parameters, each with the reason.
+#: Every map makes every width today; an entry here must raise a ValueError naming
+#: n_components.
+WIDTHS_A_MAP_CANNOT_MAKE = {}
+
+
 @pytest.mark.parametrize("name", FEATURE_MAPS)
 @pytest.mark.parametrize("n_components", [1, 7, 33])
 def test_n_components_is_the_exact_width(name, n_components, data):
     X, _ = data
-    cls = REGISTRY[name]
-    try:
-        est = make(name, n_components=n_components).fit(X)
-    except ValueError as exc:  # a width the algorithm cannot make must say so
-        assert "n_components" in str(exc)
+    if (name, n_components) in WIDTHS_A_MAP_CANNOT_MAKE:
+        with pytest.raises(ValueError, match="n_components"):
+            make(name, n_components=n_components).fit(X)
         return
-    assert est.transform(X[:5]).shape == (5, n_components), cls
+    est = make(name, n_components=n_components).fit(X)
+    assert est.transform(X[:5]).shape == (5, n_components)
 
 
 @pytest.mark.parametrize("name", FEATURE_MAPS)
