@@ -10,14 +10,15 @@ without editing a test.
 from typing import Any, ClassVar
 
 import numpy as np
+import scipy.sparse as sp
 from numba import njit
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._kernels import exact_kernel
-from ._parallel import n_worker_threads, run_row_blocks  # noqa: F401  (re-exported)
+from ._parallel import ThreadScratch, n_worker_threads, run_row_blocks  # noqa: F401  (re-exported)
 from ._validation import (FLOAT_DTYPES, FeatureOverflowError, check_choice, check_fits_in_memory,  # noqa: F401
                           check_float_array, check_input, check_integer, check_n_components, check_positive,
                           clear_fitted_state, format_bytes)
@@ -53,6 +54,9 @@ class RegisteredEstimator:
     benchmark : dict or None
         ``{"n_components": [...], "params": {...}}``: the asv grid. ``None`` keeps the
         class out of the generated asv suite.
+    unbiased : bool
+        A map whose ``Z(x).Z(y)`` is an unbiased estimate of its kernel over the
+        random draws (held by ``tests/test_kernel_approximation.py``).
     """
 
     name: ClassVar[str]
@@ -61,6 +65,7 @@ class RegisteredEstimator:
     kernel_family: ClassVar[str] = ""
     test_params: ClassVar[dict] = {}
     benchmark: ClassVar[Any] = None
+    unbiased: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -199,18 +204,65 @@ class KernelParameter:
         obj.__dict__[self.slot] = value
 
 
-class FeatureMap(RegisteredEstimator, TransformerMixin, BaseEstimator):
+def densify_rows(X, out):
+    """``out <- X`` for a sparse row block ``X``, into a preallocated dense buffer.
+
+    scipy zeroes ``out`` and scatters the entries: a block's densified copy
+    reuses one scratch buffer instead of a fresh allocation per block.
+    """
+    return X.toarray(out=out)
+
+
+def product_into(X, W, out):
+    """``out <- X @ W`` for a dense ``W`` and a dense or sparse row block ``X``.
+
+    Dense ``X``: one BLAS product written in place. Sparse ``X``: scipy's
+    sparse-dense product (``O(nnz(X) W.shape[1])``, as scikit-learn's
+    ``RBFSampler`` does), which allocates its result, so one block-sized
+    temporary: the working set stays bounded by the block.
+    """
+    if sp.issparse(X):
+        out[...] = X @ W
+    else:
+        np.matmul(X, W, out=out)
+    return out
+
+
+def bandwidth_input(gamma, X):
+    """``X`` as :func:`kernelmaps.resolve_gamma` can read it: a dense array.
+
+    Only a heuristic name reads ``X`` (a number is used as it is), and the
+    heuristics read a dense array (``'scale'`` the variance of every entry), so
+    a sparse ``X`` is densified here, at fit time and only then, which gives the
+    same bandwidth as the dense input bit for bit. A numeric ``gamma`` keeps
+    sparse input sparse throughout.
+    """
+    if not (isinstance(gamma, str) and sp.issparse(X)):
+        return X
+    check_fits_in_memory(
+        X.shape[0] * X.shape[1] * X.dtype.itemsize, f"gamma={gamma!r} with sparse X",
+        "the dense copy of X its heuristic reads (pass a numeric gamma to keep X sparse)",
+    )
+    return X.toarray()
+
+
+class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Base class of the explicit feature maps ``Z: R^d -> R^D``.
 
     Subclasses store their constructor parameters unchanged and implement
 
     * ``_fit(X, rng)``: draw or learn the map from validated ``X`` (float32 or
-      float64) and a ``numpy.random.RandomState``; set fitted attributes ending in
-      ``_``. It must not depend on the thread count.
+      float64; a canonical CSR matrix when the input is sparse, see
+      :func:`check_input`) and a ``numpy.random.RandomState``; set fitted
+      attributes ending in ``_``. It must not depend on the thread count. A map
+      that needs dense rows at fit densifies what it reads (e.g.
+      :func:`bandwidth_input`).
     * ``_transform_block(X, out, context)``: write the features of the rows ``X`` into the
       preallocated ``out`` (``X.dtype``, shape ``(len(X), n_components)``). It runs
       on worker threads (:func:`run_row_blocks`) with BLAS limited to one thread,
-      so it must be thread-safe and call serial ``nogil`` kernels.
+      so it must be thread-safe and call serial ``nogil`` kernels. ``X`` is a
+      dense block, or a CSR block when the class sets
+      ``accepts_sparse_blocks = True``.
     * ``_prepare_transform(dtype)`` (optional): per-call set-up shared by the blocks,
       returned as the ``context`` argument; it must not modify the estimator.
     * ``_block_elements_per_row()``: working elements (of the dtype) one row needs in
@@ -219,15 +271,30 @@ class FeatureMap(RegisteredEstimator, TransformerMixin, BaseEstimator):
 
     The base class validates input, keeps float32 as float32, sizes row blocks so
     that peak memory is the output plus :data:`BLOCK_BYTES`, and checks
-    ``n_components`` is the exact output width.
+    ``n_components`` is the exact output width. ``get_feature_names_out`` names
+    the ``n_components_`` outputs after the class (``randomfourierfeatures0``,
+    ...), so ``set_output(transform="pandas")`` works.
+
+    Sparse input (any scipy format, kept as CSR) is accepted by every map and
+    the output is always dense. Maps whose first step is a product with ``X``
+    set ``accepts_sparse_blocks = True`` and receive sparse row blocks; for the
+    others ``transform`` densifies one row block at a time into a scratch
+    buffer, so that ``X`` itself is never densified.
     """
+
+    #: Whether ``_transform_block`` takes a CSR row block (the map's first step
+    #: is a product with ``X``); otherwise sparse blocks are densified for it.
+    accepts_sparse_blocks: ClassVar[bool] = False
+    #: Sparse input to a validation that does not ask for CSR (a subclass's own
+    #: ``fit``, ``kernel``) is densified (see :func:`check_input`).
+    _sparse_input: ClassVar[str] = "densify"
 
     def fit(self, X, y=None):
         """Draw (or learn) the feature map.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : ignored by unsupervised maps
 
         Returns
@@ -235,7 +302,7 @@ class FeatureMap(RegisteredEstimator, TransformerMixin, BaseEstimator):
         self
         """
         clear_fitted_state(self)
-        X = check_float_array(self, X, reset=True)
+        X = check_float_array(self, X, reset=True, accept_sparse=True)
         self._validate_params_common()
         self._check_memory_plan(X.shape[1])
         rng = check_random_state(getattr(self, "random_state", None))
@@ -284,12 +351,13 @@ class FeatureMap(RegisteredEstimator, TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
         Z : ndarray of shape (n_samples, n_components)
-            float32 if ``X`` is float32, float64 otherwise.
+            float32 if ``X`` is float32, float64 otherwise; dense for sparse ``X``
+            too (a DataFrame under ``set_output(transform="pandas")``).
 
         Raises
         ------
@@ -298,15 +366,22 @@ class FeatureMap(RegisteredEstimator, TransformerMixin, BaseEstimator):
             magnitude combined with the map's parameters overflows).
         """
         check_is_fitted(self)
-        X = check_float_array(self, X, reset=False)
-        n = X.shape[0]
+        X = check_float_array(self, X, reset=False, accept_sparse=True)
+        n, d = X.shape
         out = np.empty((n, self.n_components_), dtype=X.dtype)
-        step = block_rows(self._block_elements_per_row() * X.itemsize, X.shape[1])
+        densify = sp.issparse(X) and not self.accepts_sparse_blocks
+        # a densified block is scratch too: wide sparse input gets shorter blocks
+        elements = self._block_elements_per_row() + (d if densify else 0)
+        step = block_rows(elements * X.dtype.itemsize, d)
         context = self._prepare_transform(X.dtype)
+        dense_blocks = ThreadScratch() if densify else None
         overflowed = []
 
         def work(start, stop):
-            self._transform_block(X[start:stop], out[start:stop], context)
+            block = X[start:stop]
+            if densify:
+                block = densify_rows(block, dense_blocks.get("rows", block.shape, X.dtype))
+            self._transform_block(block, out[start:stop], context)
             # checked while the block is still in cache: one cheap pass
             if not all_finite(out[start:stop]):
                 overflowed.append(start)
@@ -319,13 +394,14 @@ class FeatureMap(RegisteredEstimator, TransformerMixin, BaseEstimator):
     def _raise_overflow(self, X, out, block_start):
         bad_rows = np.flatnonzero(~np.isfinite(out).all(axis=1))
         row = int(bad_rows[0]) if len(bad_rows) else block_start
+        x = X[row:row + 1].toarray() if sp.issparse(X) else X[row]
         params = {key: value for key, value in self.get_params(deep=False).items()
                   if key in ("gamma", "degree", "coef0", "scale", "coefficients") or key.startswith("gamma")}
         fitted = {key: getattr(self, key) for key in ("gamma_",) if hasattr(self, key)}
         raise FeatureOverflowError(
             f"{type(self).__name__}.transform overflowed {np.dtype(X.dtype).name}: {len(bad_rows)} of "
             f"{X.shape[0]} rows give non-finite features, first row {row} (max |x| = "
-            f"{float(np.max(np.abs(X[row]))):.3g}), with parameters {params | fitted}. Rescale the input "
+            f"{float(np.max(np.abs(x))):.3g}), with parameters {params | fitted}. Rescale the input "
             "or choose parameters whose features stay finite."
         )
 
@@ -341,9 +417,15 @@ class FeatureMap(RegisteredEstimator, TransformerMixin, BaseEstimator):
         """Elements of scratch memory one row needs, in units of the dtype size."""
         return self.n_components_
 
+    @property
+    def _n_features_out(self):
+        # what ClassNamePrefixFeaturesOutMixin names; missing until fitted
+        return self.n_components_
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
@@ -352,9 +434,9 @@ class FeatureMap(RegisteredEstimator, TransformerMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n, n_features)
-        Y : array-like of shape (m, n_features) or None
-            ``None`` means ``Y = X``.
+        X : {array-like, sparse matrix} of shape (n, n_features)
+        Y : {array-like, sparse matrix} of shape (m, n_features) or None
+            ``None`` means ``Y = X``. Sparse input is densified.
 
         Returns
         -------

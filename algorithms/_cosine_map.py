@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._base import FeatureMap, check_choice
+from ._base import FeatureMap, bandwidth_input, check_choice
 from ._fastmath import FASTMATH, row_needs_libm, trig_limit, vcos, vsincos
 from ._kernels import resolve_gamma
 
@@ -99,7 +99,8 @@ class CosineFeatureMap(FeatureMap):
       ``N(0, scale^2 I)`` with ``scale = sqrt(2 gamma)``;
     * ``_prepare_projection(dtype)``: the projection cast for one ``transform``;
     * ``_project(X, P, projection)``: write ``X W^T`` (``n_frequencies`` columns)
-      into the preallocated block ``P``.
+      into the preallocated block ``P`` (``X`` is a CSR block if the subclass sets
+      ``accepts_sparse_blocks``).
 
     ``_kernel_name()`` gives the kernel (Gaussian unless overridden). Fitting
     resolves ``gamma`` first, then draws the projection, then the offsets, so that
@@ -145,7 +146,7 @@ class CosineFeatureMap(FeatureMap):
                 f"output='cossin' needs an even n_components (cos and sin halves), got {self.n_components_}"
             )
         self.kernel_ = kernel
-        self.gamma_ = resolve_gamma(self.gamma, X, kernel, rng)
+        self.gamma_ = resolve_gamma(self.gamma, bandwidth_input(self.gamma, X), kernel, rng)
         n_freq = self._n_frequencies()
         self._draw(X.shape[1], n_freq, math.sqrt(2.0 * self.gamma_), rng)
         self.random_offset_ = (

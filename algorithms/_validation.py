@@ -1,7 +1,8 @@
 """Input and parameter validation shared by every estimator.
 
 One place for the rules the library's contract states: input is a finite,
-numeric 2-D array (float32 stays float32, everything else becomes float64);
+numeric 2-D array, or a scipy sparse matrix where the estimator accepts one
+(float32 stays float32, everything else becomes float64);
 integer parameters are whole numbers, including NumPy's, and are used as Python
 ``int``; a size that cannot fit in memory is refused before anything is
 allocated; a refit forgets everything the previous fit learned.
@@ -12,6 +13,7 @@ import numbers
 import os
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils.validation import validate_data
 
 FLOAT_DTYPES = (np.float64, np.float32)
@@ -75,28 +77,60 @@ def check_numeric_dtype(X, what="X"):
                                 "numbers: convert them to a numeric dtype first")
 
 
-def check_input(estimator, X, y="no_validation", *, reset, **kwargs):
+def check_input(estimator, X, y="no_validation", *, reset, accept_sparse=None, **kwargs):
     """scikit-learn's ``validate_data`` with the library's input contract.
 
     ``X`` must be numeric (:func:`check_numeric_dtype`), finite and 2-D;
     float32 stays float32 and any other numeric dtype becomes float64. Keyword
     arguments are passed to ``validate_data`` (e.g. ``multi_output``).
+
+    Parameters
+    ----------
+    accept_sparse : bool, 'densify' or None, default=None
+        What a scipy sparse ``X`` (any format) becomes:
+
+        * ``True``: a CSR matrix in canonical format (sorted indices, no
+          duplicates), so that row slices are cheap and a row's entries come in
+          column order, as a dense row's do. Other formats are converted once;
+          a CSR input already canonical is not copied. Its ``data`` is checked
+          for NaN and infinity.
+        * ``'densify'``: validated as for ``True``, then returned dense.
+        * ``False``: refused with a ``TypeError`` that says sparse input is not
+          supported.
+        * ``None``: the estimator's ``_sparse_input`` attribute (``False``
+          when it has none). Feature maps set ``'densify'``, so that a fit
+          written for dense rows (the learned maps) gets them; their
+          ``fit`` and ``transform`` ask for ``True``.
     """
     check_numeric_dtype(X)
+    if accept_sparse is None:
+        accept_sparse = getattr(estimator, "_sparse_input", False)
     kwargs.setdefault("dtype", list(FLOAT_DTYPES))
     kwargs.setdefault("order", "C")
-    return validate_data(estimator, X, y, reset=reset, **kwargs)
+    result = validate_data(estimator, X, y, reset=reset, accept_sparse=["csr"] if accept_sparse else False,
+                           **kwargs)
+    validated = result[0] if isinstance(result, tuple) else result
+    if sp.issparse(validated):
+        if accept_sparse == "densify":
+            validated = validated.toarray()
+        elif not validated.has_canonical_format:
+            if validated is X:  # never sort the caller's matrix in place
+                validated = validated.copy()
+            validated.sum_duplicates()
+        result = (validated,) + result[1:] if isinstance(result, tuple) else validated
+    return result
 
 
-def check_float_array(estimator, X, *, reset):
+def check_float_array(estimator, X, *, reset, accept_sparse=None):
     """Validate ``X`` as a finite, non-empty, numeric 2-D float32 or float64 array.
 
     float32 input stays float32; any other numeric input becomes float64. NaN, inf,
-    sparse input, empty input and (with ``reset=False``) a feature count other than
-    the one seen in ``fit`` raise ``ValueError`` naming the problem; non-numeric
-    input raises ``TypeError``.
+    empty input and (with ``reset=False``) a feature count other than the one
+    seen in ``fit`` raise ``ValueError`` naming the problem; non-numeric input
+    raises ``TypeError``. Sparse input follows ``accept_sparse`` (see
+    :func:`check_input`): a canonical CSR matrix, a dense array, or an error.
     """
-    return check_input(estimator, X, reset=reset, accept_sparse=False, ensure_min_samples=1,
+    return check_input(estimator, X, reset=reset, accept_sparse=accept_sparse, ensure_min_samples=1,
                        ensure_min_features=1)
 
 

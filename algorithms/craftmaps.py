@@ -19,7 +19,8 @@ class CRAFTMaps(FeatureMap):
     """Compact random feature maps of the polynomial kernel ``(gamma <x,y> + coef0)^degree``.
 
     Up-project non-linearly to ``D = n_components_up`` dimensions with Random
-    Maclaurin features (H-0/1 heuristic) or a Tensor Sketch, then down-project
+    Maclaurin features (by default with the H-0/1 heuristic, optionally with
+    Hadamard-structured projections) or a Tensor Sketch, then down-project
     linearly to ``E = n_components`` with a Johnson-Lindenstrauss map: a Gaussian
     matrix with ``N(0, 1/E)`` entries, or a subsampled randomized Hadamard
     transform (the ``D``-wide vector zero-padded to a power of two). Both steps
@@ -30,7 +31,9 @@ class CRAFTMaps(FeatureMap):
     Each row block is up-projected into a scratch buffer and immediately
     down-projected into the output: the ``D``-wide intermediate exists for one
     block at a time, never for all rows. Cost per row: the up-projection's, plus
-    ``O(D E)`` (Gaussian, one BLAS product) or ``O(D log D)`` (SRHT).
+    ``O(D E)`` (Gaussian, one BLAS product) or ``O(D log D)`` (SRHT). Sparse
+    input is handled as the up-projection handles it (kept sparse, except that
+    ``up_structured=True`` densifies one row block at a time).
 
     Parameters
     ----------
@@ -41,6 +44,17 @@ class CRAFTMaps(FeatureMap):
         ``D``; ``None`` means ``8 * n_components``, the paper's classification
         setting. Must be ``>= n_components``.
     down : {'gaussian', 'srht'}, default='gaussian'
+    up_structured : bool, default=False
+        Random Maclaurin up-projection only: Hadamard-structured projections
+        (``RandomMaclaurin(structured=True)``, sign flips and a FWHT, section 3.5
+        of the paper) instead of dense Rademacher ones, the paper's structure
+        "for both up and down projection steps" when combined with
+        ``down='srht'``. ``True`` with ``up='tensor_sketch'`` raises
+        ``ValueError``.
+    h01 : bool, default=True
+        Random Maclaurin up-projection only: the H-0/1 heuristic (exact constant
+        and linear terms, see :class:`kernelmaps.RandomMaclaurin`), as in the
+        paper's experiments. Ignored by ``up='tensor_sketch'``.
     degree : int, default=2
     gamma : float, default=1.0
     coef0 : float, default=1.0
@@ -49,7 +63,8 @@ class CRAFTMaps(FeatureMap):
     Attributes
     ----------
     up_ : RandomMaclaurin or TensorSketch
-        The fitted up-projection.
+        The fitted up-projection (``up_.h01_`` says whether the heuristic was
+        applied).
     n_components_up_ : int
     projection_ : ndarray of shape (D, E) or None
         The Gaussian down-projection.
@@ -60,11 +75,25 @@ class CRAFTMaps(FeatureMap):
     ----------
     Hamid, R., Xiao, Y., Gittens, A. and DeCoste, D. Compact random feature maps.
     ICML 2014 (Algorithm 2, sections 3.3-3.5).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import CRAFTMaps, relative_frobenius_error
+    >>> X = np.random.default_rng(0).standard_normal((100, 5)) / 3
+    >>> craft = CRAFTMaps(n_components=32, n_components_up=256, up_structured=True,
+    ...                   down="srht", degree=2, random_state=0).fit(X)
+    >>> Z = craft.transform(X)
+    >>> Z.shape
+    (100, 32)
+    >>> bool(relative_frobenius_error(craft.kernel(X), Z=Z) < 0.5)
+    True
     """
 
     name = "craftmaps"
     paper = "Hamid, Xiao, Gittens & DeCoste, Compact random feature maps, ICML 2014"
     kernel_family = "dot_product"
+    unbiased = True
     test_params = {"n_components": 32, "n_components_up": 128, "degree": 2, "gamma": 0.2}
     benchmark = {"n_components": [256, 1024], "params": {"degree": 3, "gamma": 0.1, "coef0": 1.0}}
 
@@ -73,15 +102,31 @@ class CRAFTMaps(FeatureMap):
         return polynomial_count_sketch_peer()
 
     def __init__(self, n_components=100, *, up="random_maclaurin", n_components_up=None, down="gaussian",
-                 degree=2, gamma=1.0, coef0=1.0, random_state=None):
+                 up_structured=False, h01=True, degree=2, gamma=1.0, coef0=1.0, random_state=None):
         self.n_components = n_components
         self.up = up
         self.n_components_up = n_components_up
         self.down = down
+        self.up_structured = up_structured
+        self.h01 = h01
         self.degree = degree
         self.gamma = gamma
         self.coef0 = coef0
         self.random_state = random_state
+
+    @property
+    def accepts_sparse_blocks(self):
+        # a block goes to the up-projection first: sparse blocks if it takes them
+        return _UP.get(self.up, RandomMaclaurin).accepts_sparse_blocks
+
+    def _up_projection(self, D, random_state=None):
+        """The unfitted up-projection of width ``D``."""
+        params = {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0, "random_state": random_state}
+        if self.up == "random_maclaurin":
+            params.update(h01=self.h01, structured=self.up_structured)
+        elif self.up_structured:
+            raise ValueError(f"up_structured=True needs up='random_maclaurin': {self.up!r} has no Hadamard variant")
+        return _UP[self.up](D, **params)
 
     def _fit(self, X, rng):
         check_choice(self.up, "up", tuple(_UP))
@@ -92,8 +137,7 @@ class CRAFTMaps(FeatureMap):
             raise ValueError(f"n_components_up={D} must be >= n_components={E}: the second step projects down")
         self.n_components_up_ = D
         seed = rng.randint(np.iinfo(np.int32).max)
-        self.up_ = _UP[self.up](D, degree=self.degree, gamma=self.gamma, coef0=self.coef0,
-                                random_state=seed).fit(X)
+        self.up_ = self._up_projection(D, seed).fit(X)
         self.projection_ = self.signs_ = self.index_ = None
         if self.down == "gaussian":
             self.projection_ = rng.normal(0.0, 1.0 / math.sqrt(E), size=(D, E))
@@ -103,7 +147,7 @@ class CRAFTMaps(FeatureMap):
     def _planned_bytes(self, n_features):
         E = self.n_components_
         D = 8 * E if self.n_components_up is None else check_n_components(self.n_components_up, "n_components_up")
-        up = _UP[self.up if self.up in _UP else "random_maclaurin"](D, degree=self.degree)
+        up = self._up_projection(D) if self.up in _UP else RandomMaclaurin(D, degree=self.degree)
         up.n_components_ = D
         up_state, up_row = up._planned_bytes(n_features)
         down = 8 * D * E if self.down == "gaussian" else 8 * 2 * D

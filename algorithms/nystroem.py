@@ -2,8 +2,9 @@
 
 
 import numpy as np
+import scipy.sparse as sp
 
-from ._base import FeatureMap, KernelParameter, check_choice
+from ._base import FeatureMap, KernelParameter, bandwidth_input, check_choice, densify_rows
 from ._kernels import (KERNEL_CODES, SHIFT_INVARIANT, check_kernel_params, dtype_gamma, exact_kernel, frame_gamma, kernel_block,
                        resolve_gamma, shift_invariant_frame, to_frame)
 from ._parallel import ThreadScratch
@@ -53,6 +54,12 @@ def _ridge_leverage_scores(K, n_components):
     return np.clip(scores, 0.0, 1.0), float(lam)
 
 
+def _dense_rows(X, rows):
+    """``X[rows]`` as a dense array: a few landmarks or a candidate pool, never all of a sparse ``X``."""
+    selected = X[rows]
+    return selected.toarray() if sp.issparse(selected) else selected
+
+
 class Nystroem(FeatureMap):
     """Nyström features ``u(x) = (W^+)^(1/2) [k(x, v_1), ..., k(x, v_m)]``.
 
@@ -65,6 +72,11 @@ class Nystroem(FeatureMap):
     Transform of a row block: one BLAS product ``X V^T``, a serial vectorized
     Numba epilogue turning it into ``K(X, V)`` (Laplacian and Cauchy: a Numba loop),
     and one BLAS product with the m x m normalization.
+
+    Sparse input: the landmarks are densified (``m`` rows); with the dot-product
+    kernels a row block stays sparse (a sparse-dense product ``X V^T``); with the
+    shift-invariant ones a row block is densified as it is moved to the centred
+    frame (see ``center_``), which needs dense rows anyway. The output is dense.
 
     Parameters
     ----------
@@ -127,6 +139,20 @@ class Nystroem(FeatureMap):
     Alaoui, A. E. and Mahoney, M. W. Fast randomized kernel ridge regression with
     statistical guarantees. NIPS 2015 (ridge leverage scores).
     Musco, C. and Musco, C. Recursive sampling for the Nyström method. NIPS 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import Nystroem, relative_frobenius_error
+    >>> X = np.random.default_rng(0).standard_normal((200, 4))
+    >>> ny = Nystroem(n_components=50, gamma=0.1, random_state=0).fit(X)
+    >>> Z = ny.transform(X)
+    >>> Z.shape
+    (200, 50)
+    >>> bool(relative_frobenius_error(ny.kernel(X), Z=Z) < 0.05)
+    True
+    >>> ny.set_output(transform="pandas").transform(X[:2]).columns[:2].tolist()
+    ['nystroem0', 'nystroem1']
     """
 
     name = "nystroem"
@@ -134,6 +160,7 @@ class Nystroem(FeatureMap):
     kernel_family = "any"
     test_params = {"n_components": 20, "gamma": 0.5}
     benchmark = {"n_components": [256, 1024], "params": {"kernel": "gaussian"}}
+    accepts_sparse_blocks = True  # X V^T is a sparse-dense product; the frame densifies per block
 
     kernel = KernelParameter()
 
@@ -179,16 +206,16 @@ class Nystroem(FeatureMap):
             indices = rng.permutation(n)[:m]
             if m > n:
                 indices = np.concatenate([indices, rng.randint(0, n, size=m - n)])
-        self.gamma_ = resolve_gamma(self.gamma, X, kernel, rng)
+        self.gamma_ = resolve_gamma(self.gamma, bandwidth_input(self.gamma, X), kernel, rng)
         if given:
             V = self._given_landmarks(X)
         elif self.landmarks == "uniform":
-            V = X[indices]
+            V = _dense_rows(X, indices)
         elif self.landmarks == "kmeans":
             V = self._kmeans_landmarks(X, rng)
         else:
             indices = self._leverage_indices(X, rng)
-            V = X[indices]
+            V = _dense_rows(X, indices)
         self.components_ = np.ascontiguousarray(V, dtype=np.float64)
         self.component_indices_ = indices
         if kernel in SHIFT_INVARIANT:
@@ -223,8 +250,9 @@ class Nystroem(FeatureMap):
         m = self.n_components_
         k = min(m, X.shape[0])
         seed = rng.randint(np.iinfo(np.int32).max)
+        # scikit-learn's KMeans takes CSR input as it is
         centres = KMeans(n_clusters=k, n_init=1, random_state=seed).fit(
-            np.asarray(X, dtype=np.float64)).cluster_centers_
+            X.astype(np.float64, copy=False)).cluster_centers_
         if k < m:
             centres = np.vstack([centres, centres[rng.randint(0, k, size=m - k)]])
         return centres
@@ -233,7 +261,7 @@ class Nystroem(FeatureMap):
         m = self.n_components_
         n = X.shape[0]
         pool = np.sort(rng.permutation(n)[: min(n, LEVERAGE_POOL * m)])
-        P = np.asarray(X[pool], dtype=np.float64)
+        P = np.asarray(_dense_rows(X, pool), dtype=np.float64)
         scores, _ = _ridge_leverage_scores(exact_kernel(P, None, **self._kernel_params()), m)
         positive = int((scores > 0).sum())
         if positive == 0:
@@ -266,10 +294,19 @@ class Nystroem(FeatureMap):
         if frame is not None:
             center, inverse_scale, scratch = frame
             Xf = scratch.get("framed", X.shape, X.dtype)
-            np.subtract(X, center, out=Xf)
+            if sp.issparse(X):
+                # x - center is dense: densify the block in the scratch it is framed in
+                np.subtract(densify_rows(X, Xf), center, out=Xf)
+            else:
+                np.subtract(X, center, out=Xf)
             Xf *= inverse_scale
             X = Xf
-        if code <= 2:
+        if sp.issparse(X):
+            # only the dot-product kernels (codes 1-2) have no frame, and their
+            # epilogue reads G alone: it gets a row count and no features
+            G = X @ VT
+            X = np.empty((X.shape[0], 0), dtype=G.dtype)
+        elif code <= 2:
             G = X @ VT
         else:
             G = np.empty((X.shape[0], V.shape[0]), dtype=X.dtype)
@@ -282,7 +319,10 @@ class Nystroem(FeatureMap):
         return 8 * (m * n_features + 4 * m * m), 8 * (3 * m + n_features)
 
     def _block_elements_per_row(self):
-        return 2 * self.n_components_
+        # the kernel block and the product with the normalization; plus, with a
+        # centred frame, the framed (for sparse input: densified) copy of the rows
+        framed = 0 if self.center_ is None else self.n_features_in_
+        return 2 * self.n_components_ + framed
 
     def _kernel_params(self):
         return {"kernel": self.kernel_, "gamma": self.gamma_, "degree": self.degree_,

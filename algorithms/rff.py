@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from ._base import KernelParameter
+from ._base import KernelParameter, product_into
 from ._cosine_map import CosineFeatureMap, _cos_features, _cossin_features
 from ._kernels import SHIFT_INVARIANT, canonical_kernel
 
@@ -83,13 +83,31 @@ class RandomFourierFeatures(CosineFeatureMap):
     ----------
     Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
     NIPS 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> from kernelmaps import RandomFourierFeatures, relative_frobenius_error
+    >>> X = np.random.default_rng(0).standard_normal((200, 4))
+    >>> rff = RandomFourierFeatures(n_components=2000, gamma=0.1, random_state=0).fit(X)
+    >>> Z = rff.transform(X)
+    >>> Z.shape
+    (200, 2000)
+    >>> bool(relative_frobenius_error(rff.kernel(X), Z=Z) < 0.1)
+    True
+    >>> Zs = rff.transform(sp.csr_matrix(X))  # sparse in, dense out
+    >>> bool(np.allclose(Zs, Z, rtol=1e-12, atol=1e-12))
+    True
     """
 
     name = "rff"
     paper = "Rahimi & Recht, Random features for large-scale kernel machines, NIPS 2007"
     kernel_family = "shift_invariant"
+    unbiased = True
     test_params = {"n_components": 64, "gamma": 0.5}
     benchmark = {"n_components": [256, 1024, 2048, 4096], "params": {"kernel": "gaussian"}}
+    accepts_sparse_blocks = True  # X W is a sparse-dense product: sparse X stays sparse
 
     kernel = KernelParameter()
 
@@ -111,4 +129,4 @@ class RandomFourierFeatures(CosineFeatureMap):
         return np.ascontiguousarray(self.random_weights_, dtype=dtype)
 
     def _project(self, X, P, W):
-        np.matmul(X, W, out=P)
+        product_into(X, W, P)

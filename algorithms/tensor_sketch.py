@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import scipy.fft
+import scipy.sparse as sp
 from numba import njit
 
 from ._base import FeatureMap, check_positive
@@ -54,6 +55,41 @@ def _count_sketches(X, hashes, signs, C):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
+def _count_sketches_csr(indptr, indices, data, first_row, n_features, hashes, signs, C):
+    """:func:`_count_sketches` of ``len(C)`` CSR rows from ``first_row``, from their nonzeros.
+
+    A zero entry adds nothing to a sketch, so visiting the nonzeros in column
+    order (canonical CSR) makes the same additions in the same order as the
+    dense kernel: the sketches are bit-identical. Cost ``O(p nnz)`` per row
+    block instead of ``O(p m d)``.
+
+    Parameters
+    ----------
+    indptr, indices : ndarray of int64
+        The CSR structure (sorted indices, no duplicates).
+    data : ndarray, float32 or float64
+    first_row : int
+    n_features : int
+        ``d``; ``hashes`` has a column ``d`` for the appended constant when it
+        is ``d + 1`` wide.
+    hashes, signs, C : as in :func:`_count_sketches`
+    """
+    p, width = hashes.shape
+    for i in range(C.shape[0]):
+        start, stop = indptr[first_row + i], indptr[first_row + i + 1]
+        for j in range(p):
+            c = C[i, j]
+            c[:] = 0
+            h = hashes[j]
+            s = signs[j]
+            for t in range(start, stop):
+                k = indices[t]
+                c[h[k]] += s[k] * data[t]
+            if width > n_features:
+                c[h[n_features]] += s[n_features]
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
 def _spectral_product(F, out):
     # out[i] <- prod_j F[i, j]: the convolution of the sketches, in the frequency domain
     m, p, n = F.shape
@@ -94,7 +130,8 @@ class TensorSketch(FeatureMap):
 
     Count sketches are a serial Numba loop; the FFTs are real (``scipy.fft``,
     which keeps float32 in float32) and run per row block on the worker threads.
-    Cost: ``O(degree (d + D log D))`` per row.
+    Cost: ``O(degree (d + D log D))`` per row. Sparse input stays sparse: the
+    count sketches read only the nonzeros (``O(degree nnz(x))``).
 
     Parameters
     ----------
@@ -115,13 +152,30 @@ class TensorSketch(FeatureMap):
     ----------
     Pham, N. and Pagh, R. Fast and scalable polynomial kernels via explicit
     feature maps. KDD 2013.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> from kernelmaps import TensorSketch, relative_frobenius_error
+    >>> X = np.random.default_rng(0).standard_normal((200, 4)) / 2
+    >>> ts = TensorSketch(n_components=2048, degree=2, gamma=1.0, coef0=1.0, random_state=0).fit(X)
+    >>> Z = ts.transform(X)
+    >>> Z.shape
+    (200, 2048)
+    >>> bool(relative_frobenius_error(ts.kernel(X), Z=Z) < 0.1)
+    True
+    >>> bool(np.array_equal(ts.transform(sp.csr_matrix(X)), Z))  # sketched from the nonzeros
+    True
     """
 
     name = "tensor_sketch"
     paper = "Pham & Pagh, Fast and scalable polynomial kernels via explicit feature maps, KDD 2013"
     kernel_family = "dot_product"
+    unbiased = True
     test_params = {"n_components": 64, "degree": 2, "gamma": 0.2, "coef0": 1.0}
     benchmark = {"n_components": [256, 1024, 4096], "params": {"degree": 3, "gamma": 0.1, "coef0": 1.0}}
+    accepts_sparse_blocks = True  # the count sketches are computed from the nonzeros
 
     def __init__(self, n_components=100, *, degree=2, gamma=1.0, coef0=0.0, random_state=None):
         self.n_components = n_components
@@ -163,17 +217,23 @@ class TensorSketch(FeatureMap):
         signs, scratch = context
         D, p = self.n_components_, self.hashes_.shape[0]
         complex_dtype = np.result_type(X.dtype, np.complex64)
+        sparse = sp.issparse(X)
+        if sparse:  # one index type for the kernel, whatever scipy chose
+            indptr, indices = X.indptr.astype(np.int64, copy=False), X.indices.astype(np.int64, copy=False)
         for start in range(0, X.shape[0], CHUNK_ROWS):
-            x = X[start:start + CHUNK_ROWS]
-            C = scratch.get("sketches", (x.shape[0], p, D), X.dtype)
-            _count_sketches(x, self.hashes_, signs, C)
+            m = min(CHUNK_ROWS, X.shape[0] - start)
+            C = scratch.get("sketches", (m, p, D), X.dtype)
+            if sparse:
+                _count_sketches_csr(indptr, indices, X.data, start, X.shape[1], self.hashes_, signs, C)
+            else:
+                _count_sketches(X[start:start + m], self.hashes_, signs, C)
             if p == 1:
-                out[start:start + x.shape[0]] = C[:, 0]
+                out[start:start + m] = C[:, 0]
                 continue
             F = scipy.fft.rfft(C, axis=2, workers=1)
-            G = scratch.get("spectrum", (x.shape[0], D // 2 + 1), complex_dtype)
+            G = scratch.get("spectrum", (m, D // 2 + 1), complex_dtype)
             _spectral_product(F, G)
-            out[start:start + x.shape[0]] = scipy.fft.irfft(G, n=D, axis=1, overwrite_x=True, workers=1)
+            out[start:start + m] = scipy.fft.irfft(G, n=D, axis=1, overwrite_x=True, workers=1)
 
     def _kernel_params(self):
         return {"kernel": "polynomial", "gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
