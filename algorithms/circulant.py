@@ -16,6 +16,10 @@ __all__ = ["CirculantRandomFeatures"]
 
 
 def _circular_product(a, b, conjugate):
+    """``irfft(F(a) F(b))``, or ``irfft(F(a) conj(F(b)))``, along the last axis (broadcasting).
+
+    ``a`` and ``b`` are real, of shape ``(..., d)``; so is the result.
+    """
     d = np.shape(a)[-1]
     fa = scipy.fft.rfft(a, axis=-1, workers=1)
     fb = scipy.fft.rfft(b, axis=-1, workers=1)
@@ -23,15 +27,7 @@ def _circular_product(a, b, conjugate):
 
 
 def _circular_convolve(a, b):
-    """``a ⊛ b = circ(a) b`` along the last axis, by real FFT (broadcasting).
-
-    Parameters
-    ----------
-    a, b : ndarray of shape (..., d), real
-
-    Returns
-    -------
-    ndarray of shape (..., d)
+    """``a ⊛ b = circ(a) b`` along the last axis, by real FFT (see :func:`_circular_product`).
 
     References
     ----------
@@ -45,15 +41,8 @@ def _circular_correlate(u, x):
     """``circ(x)^T u``, i.e. ``c[k] = sum_i u[i] x[(i - k) mod d]``, along the last axis.
 
     This is the gradient of ``u . (r ⊛ x)`` with respect to ``r``: with
-    ``u = -w ∘ sin(r ⊛ x)`` it is the paper's eq. 17, in O(d log d).
-
-    Parameters
-    ----------
-    u, x : ndarray of shape (..., d), real
-
-    Returns
-    -------
-    ndarray of shape (..., d)
+    ``u = -w ∘ sin(r ⊛ x)`` it is the paper's eq. 17, in O(d log d), for real
+    ``u`` and ``x`` of shape ``(..., d)`` (broadcasting).
 
     References
     ----------
@@ -108,7 +97,58 @@ def _circulant_project(X, spectra, n_outputs):
     return P.reshape(n, -1)[:, :n_outputs]
 
 
-class CirculantRandomFeatures(CosineFeatureMap):
+def _draw_circulant(n_features, n_outputs, scale, rng):
+    """The random ±1 diagonal ``D`` and the ``N(0, scale^2)`` vectors ``r`` of the blocks.
+
+    Parameters
+    ----------
+    n_features : int
+        d, the length of each circulant vector.
+    n_outputs : int
+        Projected outputs wanted: ``ceil(n_outputs / d)`` blocks are drawn.
+    scale : float
+        ``sqrt(2 gamma)`` for the Gaussian kernel.
+    rng : numpy.random.RandomState
+
+    Returns
+    -------
+    signs : ndarray of shape (n_features,)
+    vectors : ndarray of shape (n_blocks, n_features)
+    """
+    n_blocks = -(-n_outputs // n_features)
+    signs = rng.choice(np.array([-1.0, 1.0]), size=n_features)
+    return signs, rng.normal(0.0, scale, size=(n_blocks, n_features))
+
+
+class _CirculantProjection:
+    """The transform of a map ``cos(R D x + b)`` whose ``R`` stacks circulant blocks.
+
+    Shared by the randomized circulant map and the optimized one, which differ
+    only in how they obtain their fitted ``signs_`` (the ±1 diagonal ``D``) and
+    ``circulant_vectors_`` (``r`` of each block). The host class provides
+    ``_n_frequencies()``, the number of projected outputs.
+    """
+
+    def _prepare_projection(self, dtype):
+        return self.signs_.astype(dtype), _circulant_spectra(self.circulant_vectors_.astype(dtype))
+
+    def _project_block(self, X, P, projection):
+        signs, spectra = projection
+        P[...] = _circulant_project(X * signs, spectra, P.shape[1])
+
+    def _planned_bytes(self, n_features):
+        n_blocks = -(-self._n_frequencies() // n_features)
+        # circulant vectors, signs and their spectra; a row's spectra and output
+        per_row = (n_features + 2) + 2 * n_blocks * (n_features // 2 + 1) + n_blocks * n_features
+        return 8 * 5 * n_blocks * (n_features + 2), 8 * (per_row + self.n_components_)
+
+    def _block_elements_per_row(self):
+        # F(x), the per-block products (complex) and the stacked inverse FFTs
+        n_blocks, d = self.circulant_vectors_.shape
+        return (d + 2) + 2 * n_blocks * (d // 2 + 1) + n_blocks * d + self.n_components_
+
+
+class CirculantRandomFeatures(_CirculantProjection, CosineFeatureMap):
     """Randomized circulant nonlinear map for the Gaussian kernel.
 
     ``z(x) = sqrt(2/D) cos(R D x + b)`` with ``R = circ(r)``, ``r ~ N(0, 2 gamma I)``,
@@ -150,33 +190,32 @@ class CirculantRandomFeatures(CosineFeatureMap):
     References
     ----------
     Yu, F. X., Kumar, S., Rowley, H. and Chang, S.-F. Compact nonlinear maps and
-    circulant extensions. arXiv:1503.03893, 2015, section 8.
+    circulant extensions. arXiv:1503.03893, 2015, section 8, eqs. 12-15.
+
+    Examples
+    --------
+    Inner products of the features approximate ``exp(-gamma ||x - y||^2)``:
+
+    >>> import numpy as np
+    >>> from kernelmaps import CirculantRandomFeatures
+    >>> X = np.random.RandomState(0).standard_normal((10, 5))
+    >>> crf = CirculantRandomFeatures(1024, gamma=0.1, random_state=0).fit(X)
+    >>> Z = crf.transform(X)
+    >>> Z.shape, crf.circulant_vectors_.shape  # ceil(1024 / 5) blocks of d = 5
+    ((10, 1024), (205, 5))
+    >>> bool(np.abs(Z @ Z.T - crf.kernel(X)).max() < 0.1)
+    True
     """
 
     name = "circulant"
+    unbiased = True
     paper = "Yu, Kumar, Rowley & Chang, Compact nonlinear maps and circulant extensions, arXiv 2015, section 8"
     test_params = {"n_components": 64, "gamma": 0.5}
     benchmark = {"n_components": [256, 1024, 4096], "params": {}}
 
     def _draw(self, n_features, n_frequencies, scale, rng):
-        n_blocks = -(-n_frequencies // n_features)
-        self.signs_ = rng.choice(np.array([-1.0, 1.0]), size=n_features)
-        self.circulant_vectors_ = rng.normal(0.0, scale, size=(n_blocks, n_features))
-
-    def _prepare_projection(self, dtype):
-        return self.signs_.astype(dtype), _circulant_spectra(self.circulant_vectors_.astype(dtype))
-
-    def _planned_bytes(self, n_features):
-        n_blocks = -(-self._n_frequencies() // n_features)
-        # circulant vectors, signs and their spectra; a row's spectra and output
-        per_row = (n_features + 2) + 2 * n_blocks * (n_features // 2 + 1) + n_blocks * n_features
-        return 8 * 5 * n_blocks * (n_features + 2), 8 * (per_row + self.n_components_)
-
-    def _block_elements_per_row(self):
-        # F(x), the per-block products (complex) and the stacked inverse FFTs
-        n_blocks, d = self.circulant_vectors_.shape
-        return (d + 2) + 2 * n_blocks * (d // 2 + 1) + n_blocks * d + self.n_components_
+        self.signs_, self.circulant_vectors_ = _draw_circulant(n_features, n_frequencies, scale, rng)
 
     def _project(self, X, P, projection):
-        signs, spectra = projection
-        P[...] = _circulant_project(X * signs, spectra, P.shape[1])
+        # CosineFeatureMap's name for the transform hook
+        self._project_block(X, P, projection)

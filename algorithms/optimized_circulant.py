@@ -2,31 +2,32 @@
 
 The map ``sqrt(2/k) cos(R D x + b)`` of :class:`kernelmaps.CirculantRandomFeatures`
 with the circulant vectors ``r`` (and the offsets ``b``) learned by the CNM
-alternating scheme (:class:`kernelmaps.cnm.LearnedCosineMap`). The gradient of
-``sum_i dP_i . (r ⊛ x)`` with respect to ``r`` is ``circ(x)^T dP``, a circular
-correlation: the paper's eq. 17, computed by FFT in O(d log d) per row and block,
-never forming a circulant matrix.
+alternating scheme (:class:`kernelmaps._learned_map.LearnedCosineMap`). The
+gradient of ``sum_i dP_i . (r ⊛ x)`` with respect to ``r`` is ``circ(x)^T dP``, a
+circular correlation: the paper's eq. 17, computed by FFT in O(d log d) per row
+and block, never forming a circulant matrix.
 """
 
 import numpy as np
 
-from .circulant import CirculantRandomFeatures, _circulant_project, _circulant_spectra, _circular_correlate
-from .cnm import _REFERENCE, LearnedCosineMap
+from ._learned_map import LearnedCosineMap
+from .circulant import (_circulant_project, _circulant_spectra, _circular_correlate, _CirculantProjection,
+                        _draw_circulant)
 
 __all__ = ["OptimizedCirculantMap"]
 
 
-class OptimizedCirculantMap(LearnedCosineMap):
+class OptimizedCirculantMap(_CirculantProjection, LearnedCosineMap):
     """Circulant nonlinear map whose circulant vectors are learned.
 
     ``Z(x) = sqrt(2/k) cos([circ(r_0); circ(r_1); ...] D x + b)[:k]`` with ``D``
     a fixed random ±1 diagonal, ``k > d`` concatenating ``ceil(k/d)`` circulant
     blocks and ``k < d`` keeping the first ``k`` outputs (section 8.1). The
     ``r_j`` start Gaussian, ``N(0, 2 gamma I)``, and ``b`` uniform, exactly as
-    the randomized circulant map; then the CNM Algorithm 3 alternates Pegasos
-    steps on the one-vs-rest weights with SGD steps on ``(r, b)``, whose
-    gradient (eq. 17) is ``circ(D x)^T dL/dP`` per block, one real-FFT
-    correlation. Early stopping on a held-out split keeps the best map.
+    the randomized circulant map; then the CNM Algorithm 3 alternates, in
+    rounds, Pegasos steps on the one-vs-rest weights with SGD steps on
+    ``(r, b)``, whose gradient (eq. 17) is ``circ(D x)^T dL/dP`` per block, one
+    real-FFT correlation. Early stopping on a held-out split keeps the best map.
     ``objective='kernel'`` fits ``(r, b)`` to the Gaussian kernel instead (the
     CNM-kerapp loss, eq. 10, through the same circulant gradient).
 
@@ -42,15 +43,22 @@ class OptimizedCirculantMap(LearnedCosineMap):
     alpha : float, default=1e-4
         λ of the linear SVM.
     batch_size : int, default=500
-    n_steps_w, n_steps_theta : int, default=100
-        T1 Pegasos steps and T2 steps on ``r`` per round.
+        Minibatch size M of every step.
+    n_steps_w : int, default=100
+        Pegasos steps on the one-vs-rest weights per round (T1).
+    n_steps_theta : int, default=100
+        SGD steps on ``(r, b)`` per round (T2).
     max_iter : int, default=20
-        Rounds of alternation.
+        Rounds of alternation, **not steps** (unlike
+        :class:`kernelmaps.PegasosSVC`'s ``max_iter``): ``n_steps_w *
+        (max_iter + 1)`` Pegasos steps and ``n_steps_theta * max_iter`` steps
+        on ``(r, b)`` in all.
     learning_rate : 'pegasos' or float, default=0.2
         ``'pegasos'``: the paper's ``1/(λ t)``; a float ``eta0``: RMS-normalized
-        steps of ``eta0 / sqrt(t)`` relative size (see
-        :class:`kernelmaps.CompactNonlinearMap`).
+        steps of ``eta0 / sqrt(t)`` relative size, the default for the reason
+        given in :class:`kernelmaps.CompactNonlinearMap`.
     validation_fraction : float, default=0.1
+        Share of the training rows held out for early stopping.
     random_state : int, RandomState or None
 
     Attributes
@@ -62,9 +70,27 @@ class OptimizedCirculantMap(LearnedCosineMap):
     offset_ : ndarray of shape (n_components,)
     coef_, intercept_, classes_, classifier_, gamma_, n_iter_, best_iteration_, validation_scores_
         As in :class:`kernelmaps.CompactNonlinearMap`.
-    """
 
-    __doc__ += _REFERENCE.replace("sections 4-5", "sections 4 and 8.3, eq. 17")
+    References
+    ----------
+    Yu, F. X., Kumar, S., Rowley, H. and Chang, S.-F. Compact nonlinear maps and
+    circulant extensions. arXiv:1503.03893, 2015, sections 4 and 8.3, eq. 17.
+
+    Examples
+    --------
+    Learning the circulant vectors to approximate a Gaussian kernel:
+
+    >>> import numpy as np
+    >>> from kernelmaps import OptimizedCirculantMap
+    >>> X = np.random.RandomState(0).standard_normal((200, 8))
+    >>> ocm = OptimizedCirculantMap(16, objective="kernel", gamma=0.05, batch_size=50, max_iter=5,
+    ...                             random_state=0).fit(X)
+    >>> ocm.transform(X).shape, ocm.circulant_vectors_.shape  # ceil(16 / 8) blocks of d = 8
+    ((200, 16), (2, 8))
+    >>> mse = ocm.validation_scores_  # held-out kernel MSE, of the random initial map first
+    >>> bool(mse[ocm.best_iteration_] < mse[0] / 2)
+    True
+    """
 
     name = "optimized_circulant"
     paper = ("Yu, Kumar, Rowley & Chang, Compact nonlinear maps and circulant extensions, "
@@ -72,10 +98,12 @@ class OptimizedCirculantMap(LearnedCosineMap):
     test_params = {"n_components": 16, "objective": "kernel", "gamma": 0.5, "batch_size": 50,
                    "n_steps_w": 5, "n_steps_theta": 5, "max_iter": 2}
 
+    def _n_frequencies(self):
+        return self.n_components_
+
     def _init_projection(self, n_features, k, gamma, rng):
-        n_blocks = -(-k // n_features)
-        self.signs_ = rng.choice(np.array([-1.0, 1.0]), size=n_features)
-        return [rng.normal(0.0, np.sqrt(2.0 * gamma), size=(n_blocks, n_features))]
+        self.signs_, vectors = _draw_circulant(n_features, k, np.sqrt(2.0 * gamma), rng)
+        return [vectors]
 
     def _project(self, X, params):
         return np.ascontiguousarray(
@@ -92,13 +120,3 @@ class OptimizedCirculantMap(LearnedCosineMap):
 
     def _store(self, params):
         self.circulant_vectors_, self.offset_ = params
-
-
-    # the transform is the randomized circulant map's, with the learned vectors
-    _prepare_projection = CirculantRandomFeatures._prepare_projection
-    _block_elements_per_row = CirculantRandomFeatures._block_elements_per_row
-    _planned_bytes = CirculantRandomFeatures._planned_bytes
-
-    def _n_frequencies(self):
-        return self.n_components_
-    _project_block = CirculantRandomFeatures._project

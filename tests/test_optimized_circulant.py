@@ -35,6 +35,18 @@ def test_transform_matches_dense_circulant(fitted):
                                est.transform(X) @ est.coef_ + est.intercept_, atol=1e-12)
 
 
+def test_transform_is_the_randomized_circulant_maps_with_the_learned_vectors(fitted):
+    """The two maps share one circulant projection: given the learned D, r and b, the
+    randomized map transforms bit for bit as the optimized one."""
+    est, X, _ = fitted
+    twin = CirculantRandomFeatures(12, gamma=0.3).fit(X)
+    twin.signs_, twin.circulant_vectors_, twin.random_offset_ = est.signs_, est.circulant_vectors_, est.offset_
+    for dtype in (np.float64, np.float32):
+        np.testing.assert_array_equal(twin.transform(X.astype(dtype)), est.transform(X.astype(dtype)))
+    assert twin._block_elements_per_row() == est._block_elements_per_row()
+    assert twin._planned_bytes(5) == est._planned_bytes(5)
+
+
 def test_eq17_gradient_equals_the_dense_one(fitted):
     est, X, _ = fitted
     rng = np.random.RandomState(1)
