@@ -95,6 +95,8 @@ def test_kernel_svc_on_large_data_uses_a_scaled_gamma(data):
     large = kernelmaps.KernelSVC(gamma="scale").fit(X * 1e150, y)
     np.testing.assert_allclose(large.gamma_ * 1e300, small.gamma_, rtol=1e-9)
     assert np.mean(large.predict(X * 1e150) == small.predict(X)) > 0.95
+    with pytest.raises(ValueError, match="gamma='scale'.*outside the float64 range"):
+        kernelmaps.KernelSVC(gamma="scale").fit(X * 1e300, y)  # was a ZeroDivisionError
 
 
 # 3 ----------------------------------------------- float32 Nyström
@@ -292,13 +294,14 @@ def test_non_numeric_input_is_refused(name, kind, data):
 def test_concurrent_transforms_restore_the_blas_threads(name, data):
     X, y = data
     est = fit(make(name), np.vstack([X] * 4), np.concatenate([y] * 4))
+    many_rows = np.vstack([X] * 20)
     before = blas_threads()
     errors = []
 
     def work():
         try:
             for _ in range(5):
-                est.transform(X)
+                est.transform(many_rows)
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -308,6 +311,22 @@ def test_concurrent_transforms_restore_the_blas_threads(name, data):
     for thread in threads:
         thread.join()
     assert not errors, errors
+    assert blas_threads() == before
+
+
+def test_overlapping_blas_limits_restore_the_original_count():
+    """Two transforms whose limits overlap and end in the order they began: the
+    first one out must not restore the limit of one thread left by the second."""
+    from kernelmaps._parallel import blas_single_thread
+
+    before = blas_threads()
+    first, second = blas_single_thread(), blas_single_thread()
+    first.__enter__()
+    second.__enter__()
+    assert all(count == 1 for _, count in blas_threads())
+    first.__exit__(None, None, None)
+    assert all(count == 1 for _, count in blas_threads()), "a transform is still running"
+    second.__exit__(None, None, None)
     assert blas_threads() == before
 
 
