@@ -44,6 +44,17 @@ _POLY_FLAGS = {"nsz", "arcp", "contract", "afn"}
 TRIG_LIMIT64 = 1.0e6  # k * PIO2_1 is exact while |k| < 2**20
 TRIG_LIMIT32 = 8192.0  # Cephes' stated range for the float32 reduction
 
+# exp clamps its argument just outside the range where the result is a finite,
+# nonzero number, so that 2**k stays a normal number in two factors while the
+# result still overflows to inf (or underflows to 0) where libm's does.
+_EXP64_HIGH = 720.0  # ln(largest float64) = 709.78
+_EXP64_LOW = -760.0  # ln(smallest float64 subnormal) = -744.44
+_EXP32_HIGH = 100.0  # ln(largest float32) = 88.72
+_EXP32_LOW = -110.0  # ln(smallest float32 subnormal) = -103.28
+# IEEE 754 layout: the exponent bias, and the bits of mantissa below the exponent
+_BIAS64, _MANTISSA64 = 1023, 52
+_BIAS32, _MANTISSA32 = 127, 23
+
 # -- float64 constants (fdlibm) ---------------------------------------------
 _TWO_OVER_PI = 6.36619772367581382433e-01
 _PIO2_1 = 1.57079632673412561417e00  # first 33 bits of pi/2
@@ -143,8 +154,8 @@ def _sin64(x):
 def _exp64(x):
     # Clamping keeps the integer exponent in range; the two-factor scaling below
     # then overflows to inf or underflows through the subnormals as libm does.
-    xc = x if x < 720.0 else 720.0
-    xc = xc if xc > -760.0 else -760.0
+    xc = x if x < _EXP64_HIGH else _EXP64_HIGH
+    xc = xc if xc > _EXP64_LOW else _EXP64_LOW
     k = np.floor(xc * _LOG2E + 0.5)
     r = xc - k * _LN2_HI
     r = r - k * _LN2_LO
@@ -154,8 +165,8 @@ def _exp64(x):
                 1.0 / 479001600 + r * (1.0 / 6227020800)))))))))))))
     n = np.int64(k)
     half = n >> 1
-    scale_a = _bits_to_float((half + 1023) << 52)
-    scale_b = _bits_to_float((n - half + 1023) << 52)
+    scale_a = _bits_to_float((half + _BIAS64) << _MANTISSA64)
+    scale_b = _bits_to_float((n - half + _BIAS64) << _MANTISSA64)
     res = p * scale_a * scale_b
     return res if x == x else x
 
@@ -186,8 +197,8 @@ def _sin32(x):
 
 @njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
 def _exp32(x):
-    xc = x if x < _F(100.0) else _F(100.0)
-    xc = xc if xc > _F(-110.0) else _F(-110.0)
+    xc = x if x < _F(_EXP32_HIGH) else _F(_EXP32_HIGH)
+    xc = xc if xc > _F(_EXP32_LOW) else _F(_EXP32_LOW)
     k = np.floor(xc * _LOG2E_F + _F(0.5))
     r = xc - k * _LN2_HI_F
     r = r - k * _LN2_LO_F
@@ -196,8 +207,8 @@ def _exp32(x):
          * z + r + _F(1.0))
     n = np.int32(k)
     half = n >> 1
-    scale_a = _bits_to_float(np.int32((half + 127) << 23))
-    scale_b = _bits_to_float(np.int32((n - half + 127) << 23))
+    scale_a = _bits_to_float(np.int32((half + _BIAS32) << _MANTISSA32))
+    scale_b = _bits_to_float(np.int32((n - half + _BIAS32) << _MANTISSA32))
     res = p * scale_a * scale_b
     return res if x == x else x
 

@@ -38,7 +38,6 @@ from numba import njit, prange, types
 from numba.core import errors
 from numba.extending import intrinsic
 
-from ._cosine_map import CosineFeatureMap
 from ._fastmath import FASTMATH
 
 __all__ = ["fwht"]
@@ -49,6 +48,10 @@ CACHE_BLOCK = 2048
 REGISTER_BLOCK = 128
 #: Largest supported row length.
 MAX_LOG2 = 30
+#: Width of the widest SIMD register (AVX-512): :func:`register_butterflies` works
+#: on vectors of this many bits; on narrower machines LLVM splits each vector
+#: operation into legal widths.
+VECTOR_BITS = 512
 
 
 def _register_butterfly_codegen(size, lanes):
@@ -123,7 +126,7 @@ def register_butterflies(typingctx, x, start, size):
             or size.literal_value & (size.literal_value - 1):
         raise errors.TypingError(f"register_butterflies needs a literal power-of-two size, got {size}")
     size = size.literal_value
-    lanes = min(size, 512 // x.dtype.bitwidth)
+    lanes = min(size, VECTOR_BITS // x.dtype.bitwidth)
     return types.void(x, start, types.literal(size)), _register_butterfly_codegen(size, lanes)
 
 
@@ -275,32 +278,10 @@ def fwht_row(x):
         _stages(x, 0, n, block, n)
 
 
-@njit(cache=True, nogil=True, fastmath=FASTMATH)
-def fwht_rows(X, scale):
-    """In place, every row of the 2-D ``X`` becomes ``scale * H_n row`` (serial).
-
-    ``scale == 1`` skips the scaling pass.
-
-    Parameters
-    ----------
-    X : ndarray of shape (m, n), float32 or float64, C-contiguous
-    scale : scalar of the same dtype
-
-    References
-    ----------
-    Fino, B. J. and Algazi, V. R. Unified matrix treatment of the fast
-    Walsh-Hadamard transform. IEEE Trans. Computers, 1976.
-    """
-    for i in range(X.shape[0]):
-        row = X[i]
-        fwht_row(row)
-        if scale != 1:
-            for j in range(row.shape[0]):
-                row[j] *= scale
-
-
 @njit(cache=True, nogil=True, parallel=True, fastmath=FASTMATH)
 def _fwht_rows_parallel(X, scale):
+    """In place, every row of the 2-D ``X`` becomes ``scale * H_n row``, rows in
+    parallel; ``scale == 1`` skips the scaling pass."""
     for i in prange(X.shape[0]):
         row = X[i]
         fwht_row(row)
@@ -333,10 +314,12 @@ def fwht(X, normalize=False):
         float32 or float64, C-contiguous and writeable; ``n`` a power of two in
         ``[2, 2**30]``.
     normalize : bool, default=False
+        Divide by ``sqrt(n)``, which makes the transform orthogonal.
 
     Returns
     -------
-    X : the same array, transformed.
+    X : ndarray of shape (m, n)
+        The same array, transformed.
 
     Raises
     ------
@@ -350,6 +333,18 @@ def fwht(X, normalize=False):
     ----------
     Fino, B. J. and Algazi, V. R. Unified matrix treatment of the fast
     Walsh-Hadamard transform. IEEE Transactions on Computers, 1976.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import fwht
+    >>> X = np.array([[1.0, 2.0, 3.0, 4.0]])
+    >>> fwht(X)
+    array([[10., -2., -4.,  0.]])
+    >>> X  # transformed in place
+    array([[10., -2., -4.,  0.]])
+    >>> fwht(X, normalize=True)  # H H = n I: back to the input, times sqrt(n) = 2
+    array([[2., 4., 6., 8.]])
     """
     if not isinstance(X, np.ndarray):
         raise TypeError(f"fwht needs a numpy.ndarray, got {type(X).__name__}")
@@ -378,33 +373,3 @@ def load_signed(x, signs, buf):
     for k in range(d, buf.shape[0]):
         buf[k] = 0
 
-
-class HadamardGaussianMap(CosineFeatureMap):
-    """Skeleton of the Hadamard-structured maps of the Gaussian kernel.
-
-    Subclasses draw ``n_blocks`` independent ``p x p`` blocks (``p`` = the input
-    width padded to a power of two) in ``_draw_blocks(p, n_blocks, rng)``, returning
-    a tuple of arrays of shape ``(n_blocks, p)``, and project a row block in
-    ``_project(X, P, blocks)`` (a serial kernel writing ``X W^T`` into ``P``, whose
-    width may end inside the last block). The rest is
-    :class:`kernelmaps._cosine_map.CosineFeatureMap`.
-    """
-
-    #: Smallest block; inputs are zero-padded up to it (see StructuredOrthogonalFeatures).
-    min_block = 2
-
-    def _planned_bytes(self, n_features):
-        p = max(next_power_of_two(n_features), self.min_block)
-        padded = -(-self.n_components_ // p) * p
-        # a few (n_blocks, p) arrays of diagonals; a row's padded copies and output
-        return 8 * 5 * padded, 8 * (2 * padded + self.n_components_)
-
-    def _draw(self, n_features, n_frequencies, scale, rng):
-        p = max(next_power_of_two(n_features), self.min_block)
-        self.padded_features_ = p
-        self.n_blocks_ = -(-n_frequencies // p)
-        self.blocks_ = self._draw_blocks(p, self.n_blocks_, rng)
-
-    def _prepare_projection(self, dtype):
-        return tuple(np.ascontiguousarray(b, dtype=dtype) if b.dtype.kind == "f" else b
-                     for b in self.blocks_)

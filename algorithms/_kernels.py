@@ -42,6 +42,23 @@ SHIFT_INVARIANT = ("gaussian", "laplacian", "cauchy")
 DOT_PRODUCT = ("polynomial", "exponential")
 _ALIASES = {"rbf": "gaussian"}
 GAMMA_HEURISTICS = ("scale", "median", "knn50")
+#: Rows the distance heuristics ('median', 'knn50') sample: their pairwise
+#: distances, a 1000 x 1000 float64 matrix (8 MB), then cost the same at any
+#: ``n_samples``.
+GAMMA_SAMPLE_ROWS = 1000
+#: The neighbour whose mean distance sets the 'knn50' bandwidth (Yu et al.'s rule).
+KNN_NEIGHBOUR = 50
+#: Seed of the heuristics' row sample in the estimators that have no
+#: ``random_state`` parameter (the exact kernel baselines): a fixed seed keeps
+#: their ``fit`` deterministic.
+GAMMA_SAMPLE_SEED = 0
+#: Bytes of Gram matrix per row block of :func:`exact_kernel`: small enough that a
+#: block's BLAS product is still in cache for its epilogue (as the transforms'
+#: ``kernelmaps._base.BLOCK_BYTES``).
+GRAM_BLOCK_BYTES = 4 * 2**20
+#: Fewest rows per Gram block, however wide ``Y``: a product of a few rows
+#: degenerates into matrix-vector products, far slower per element.
+MIN_GRAM_BLOCK_ROWS = 16
 
 
 def canonical_kernel(kernel, allowed=KERNELS):
@@ -59,6 +76,9 @@ def canonical_kernel(kernel, allowed=KERNELS):
 
 # ------------------------------------------------------------------ kernels
 KERNEL_CODES = {"gaussian": 0, "exponential": 1, "polynomial": 2, "laplacian": 3, "cauchy": 4}
+#: Codes up to this one start from the BLAS product ``X V^T`` (see
+#: :func:`kernel_block`); the L1 and Cauchy kernels after it have no BLAS form.
+LAST_BLAS_KERNEL_CODE = 2
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
@@ -204,6 +224,18 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     FeatureOverflowError
         If a kernel value is not finite (a dot-product kernel on inputs whose
         inner products overflow the dtype).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import exact_kernel
+    >>> X = np.array([[0.0, 0.0], [1.0, 0.0]])
+    >>> np.round(exact_kernel(X, kernel="gaussian", gamma=1.0), 4)
+    array([[1.    , 0.3679],
+           [0.3679, 1.    ]])
+    >>> exact_kernel(X, np.array([[1.0, 1.0]]), kernel="polynomial", gamma=1.0, degree=2, coef0=1.0)
+    array([[1.],
+           [4.]])
     """
     kernel = canonical_kernel(kernel)
     gamma = float(gamma)
@@ -221,10 +253,10 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
         Y = X if same else to_frame(Y, center, scale, dtype)
         g = frame_gamma(kernel, gamma, scale, dtype)
     # the dot-product based kernels start from one (threaded) BLAS product
-    G = X @ Y.T if code <= 2 else np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
+    G = X @ Y.T if code <= LAST_BLAS_KERNEL_CODE else np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
     sq_y = np.einsum("ij,ij->i", Y, Y)
     c0, p = dtype(coef0), int(degree) if kernel == "polynomial" else 0
-    step = max(16, (4 * 2**20) // (max(1, Y.shape[0]) * G.itemsize))
+    step = max(MIN_GRAM_BLOCK_ROWS, GRAM_BLOCK_BYTES // (max(1, Y.shape[0]) * G.itemsize))
     run_row_blocks(X.shape[0], step,
                    lambda start, stop: kernel_block(G[start:stop], X[start:stop], Y, sq_y, code, g, c0, p))
     if kernel == "gaussian" and same:
@@ -311,7 +343,7 @@ def _pairwise_distances(S, kernel):
     return cdist(S, S, metric="cityblock" if kernel == "laplacian" else "euclidean")
 
 
-def resolve_gamma(gamma, X, kernel, rng, n_sample=1000):
+def resolve_gamma(gamma, X, kernel, rng, n_sample=GAMMA_SAMPLE_ROWS):
     """Turn a numeric gamma or a heuristic name into a positive float.
 
     Heuristics (``kernel`` selects the distance: L1 for ``'laplacian'``, Euclidean
@@ -331,10 +363,38 @@ def resolve_gamma(gamma, X, kernel, rng, n_sample=1000):
     (data of magnitude beyond ~1e154 or below ~1e-154) raises ``ValueError``, as
     do sampled rows that really all coincide.
 
+    Parameters
+    ----------
+    gamma : float or {'scale', 'median', 'knn50'}
+    X : ndarray of shape (n_samples, n_features)
+    kernel : str
+        A name from :data:`KERNELS`; the distance heuristics need a
+        shift-invariant one.
+    rng : numpy.random.RandomState
+        Draws the row sample of ``'median'`` and ``'knn50'`` (unused otherwise).
+    n_sample : int, default=GAMMA_SAMPLE_ROWS
+        Rows sampled by the distance heuristics.
+
+    Returns
+    -------
+    gamma : float
+
     References
     ----------
     Yu, F. X., Kumar, S., Rowley, H. and Chang, S.-F. Compact nonlinear maps and
     circulant extensions. arXiv:1503.03893, 2015, section 7.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import resolve_gamma
+    >>> X = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0]])
+    >>> resolve_gamma(0.5, X, "gaussian", None)
+    0.5
+    >>> resolve_gamma("scale", X, "gaussian", None)  # 1 / (2 features * variance 1)
+    0.5
+    >>> print(round(resolve_gamma("median", X, "gaussian", np.random.RandomState(0)), 4))
+    0.125
     """
     if isinstance(gamma, str):
         if gamma not in GAMMA_HEURISTICS:
@@ -360,7 +420,7 @@ def resolve_gamma(gamma, X, kernel, rng, n_sample=1000):
             s = float(np.median(D[np.triu_indices(S.shape[0], k=1)]))
             power, numerator = (1, 1.0) if kernel == "laplacian" else (2, 0.5)
         else:
-            k = min(50, S.shape[0] - 1)
+            k = min(KNN_NEIGHBOUR, S.shape[0] - 1)
             # column 0 of each sorted row is the point itself
             s = float(np.partition(D, k, axis=1)[:, k].mean())
             power, numerator = (1, 2.0) if kernel == "laplacian" else (2, 2.0)

@@ -10,7 +10,22 @@ from .least_squares import LeastSquaresClassifier
 
 __all__ = ["ECOCClassifier"]
 
-_MAX_DRAWS = 1000
+#: Attempts at a valid code, and within one at replacing its constant columns,
+#: before the fit gives up with an error rather than loop for ever.
+MAX_DRAWS = 1000
+#: Codes up to this length draw their codewords without replacement from all
+#: ``2**code_size`` words, which permutes every word (8 MB of int64 at 20 bits).
+#: Longer codes draw independent bits: their words collide with probability
+#: below ``n_classes**2 / 2**22``, and a collision just means a redraw.
+MAX_ENUMERATED_CODE_BITS = 20
+#: From this length on, ``2**code_size`` exceeds any class count an int64 holds,
+#: so the check for enough distinct codewords is skipped (it would otherwise
+#: build a huge integer for a very long code).
+ALWAYS_ENOUGH_CODE_BITS = 63
+#: Shrinks the Euclidean tie-break of Hamming decoding strictly inside
+#: ``(-1/2, 1/2)`` despite rounding: a difference in Hamming distance moves the
+#: score by 2, which the tie-break must never match.
+TIE_BREAK_SHRINK = 1 - 1e-9
 
 
 def _random_code(n_classes, code_size, rng):
@@ -18,9 +33,10 @@ def _random_code(n_classes, code_size, rng):
 
     The codewords (rows) are distinct, so that decoding can tell every class
     apart, and no column is constant, so that every bit's regressor separates
-    the classes into two non-empty groups. Codes of up to 20 bits draw their words
-    without replacement; constant columns are then redrawn on their own, and a
-    code with repeated codewords is redrawn whole.
+    the classes into two non-empty groups. Codes of up to
+    ``MAX_ENUMERATED_CODE_BITS`` bits draw their words without replacement;
+    constant columns are then redrawn on their own, and a code with repeated
+    codewords is redrawn whole.
 
     Parameters
     ----------
@@ -37,18 +53,18 @@ def _random_code(n_classes, code_size, rng):
     Dietterich, T. G. and Bakiri, G. Solving multiclass learning problems via
     error-correcting output codes. JAIR 2, 1994.
     """
-    if code_size < 63 and 2**code_size < n_classes:
+    if code_size < ALWAYS_ENOUGH_CODE_BITS and 2**code_size < n_classes:
         raise ValueError(f"code_size={code_size} is too short for {n_classes} distinct codewords "
                          f"(needs 2**code_size >= n_classes)")
     signs = np.array([-1.0, 1.0])
-    for _ in range(_MAX_DRAWS):
-        if code_size <= 20:
+    for _ in range(MAX_DRAWS):
+        if code_size <= MAX_ENUMERATED_CODE_BITS:
             # short codes: k distinct words drawn without replacement from all 2^c
             words = rng.choice(2**code_size, size=n_classes, replace=False)
             code = signs[(words[:, None] >> np.arange(code_size)) & 1]
         else:
             code = rng.choice(signs, size=(n_classes, code_size))
-        for _ in range(_MAX_DRAWS):
+        for _ in range(MAX_DRAWS):
             # a constant column is redrawn on its own: with few classes a whole
             # code without one is rare (two classes need complementary codewords)
             constant = np.all(code == code[:1], axis=0)
@@ -103,6 +119,22 @@ class ECOCClassifier(LeastSquaresClassifier):
     ICML 2014, section 4.
     Dietterich, T. G. and Bakiri, G. Solving multiclass learning problems via
     error-correcting output codes. JAIR 2, 1994.
+
+    Examples
+    --------
+    A linear learner on kernel features:
+
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from kernelmaps import ECOCClassifier, Fastfood
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = make_pipeline(StandardScaler(), Fastfood(n_components=128, random_state=0),
+    ...                       ECOCClassifier(code_size=8, random_state=0)).fit(X, y)
+    >>> model[-1].code_.shape  # a codeword of 8 bits per class
+    (3, 8)
+    >>> print(round(model.score(X, y), 2))
+    0.96
     """
 
     name = "ecoc"
@@ -152,7 +184,7 @@ class ECOCClassifier(LeastSquaresClassifier):
         scores = S @ self.code_.T
         if self.decoding == "hamming":
             norm = np.abs(S).sum(axis=1, keepdims=True) + np.finfo(np.float64).tiny
-            scores = np.where(S >= 0, 1.0, -1.0) @ self.code_.T + 0.5 * scores / norm * (1 - 1e-9)
+            scores = np.where(S >= 0, 1.0, -1.0) @ self.code_.T + 0.5 * scores / norm * TIE_BREAK_SHRINK
         if scores.shape[1] == 2:
             return scores[:, 1] - scores[:, 0]
         return scores

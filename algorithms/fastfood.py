@@ -6,7 +6,8 @@ import numpy as np
 from numba import njit
 
 from ._fastmath import FASTMATH
-from ._hadamard import HadamardGaussianMap, fwht_row, load_signed
+from ._hadamard import fwht_row, load_signed
+from ._hadamard_map import HadamardGaussianMap
 
 __all__ = ["Fastfood"]
 
@@ -101,9 +102,23 @@ class Fastfood(HadamardGaussianMap):
     ----------
     Le, Q., Sarlós, T. and Smola, A. Fastfood: approximating kernel expansions in
     loglinear time. ICML 2013.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import Fastfood, relative_frobenius_error
+    >>> X = np.random.default_rng(0).standard_normal((20, 5))
+    >>> fastfood = Fastfood(n_components=256, gamma=0.1, random_state=0).fit(X)
+    >>> Z = fastfood.transform(X)
+    >>> Z.shape
+    (20, 256)
+    >>> K = fastfood.kernel(X)  # the exact exp(-0.1 |x - y|^2)
+    >>> print(round(relative_frobenius_error(K, Z=Z), 2))
+    0.1
     """
 
     name = "fastfood"
+    unbiased = True
     paper = "Le, Sarlós & Smola, Fastfood: approximating kernel expansions in loglinear time, ICML 2013"
     test_params = {"n_components": 64, "gamma": 0.5}
     benchmark = {"n_components": [256, 1024, 4096], "params": {}}

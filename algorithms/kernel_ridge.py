@@ -7,9 +7,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import (KernelParameter, RegisteredEstimator, check_positive, classes_from_scores,
                     encode_classes, one_vs_rest_code)
+from ._kernels import GAMMA_SAMPLE_SEED, check_kernel_params, exact_kernel, resolve_gamma
 from ._validation import check_fits_in_memory, check_input, clear_fitted_state
-from ._kernels import exact_kernel, resolve_gamma
-from ._kernels import check_kernel_params
 
 __all__ = ["KernelRidge", "KernelRidgeClassifier"]
 
@@ -37,7 +36,8 @@ class _KernelRidgeBase(RegisteredEstimator, BaseEstimator):
         self.kernel_, self.degree_, self.coef0_ = check_kernel_params(self.kernel, self.degree,
                                                                       self.coef0)
         self.X_fit_ = np.ascontiguousarray(X, dtype=np.float64)
-        self.gamma_ = resolve_gamma(self.gamma, self.X_fit_, self.kernel_, np.random.RandomState(0))
+        self.gamma_ = resolve_gamma(self.gamma, self.X_fit_, self.kernel_,
+                                    np.random.RandomState(GAMMA_SAMPLE_SEED))
         K = exact_kernel(self.X_fit_, None, **self._kernel_params())
         K[np.diag_indices_from(K)] += alpha
         try:
@@ -73,6 +73,10 @@ class KernelRidge(RegressorMixin, _KernelRidgeBase):
         Ridge penalty (> 0).
     kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'polynomial', 'exponential'}
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
+        Bandwidth or a heuristic (see :func:`kernelmaps.resolve_gamma`). The
+        row sample of 'median' and 'knn50' is drawn with the fixed seed
+        ``GAMMA_SAMPLE_SEED``, so that ``fit`` is deterministic without a
+        ``random_state`` parameter.
     degree : int, default=2
     coef0 : float, default=1.0
 
@@ -89,6 +93,15 @@ class KernelRidge(RegressorMixin, _KernelRidgeBase):
     dual variables. ICML 1998.
     Hsieh, C.-J., lecture "Scalable machine learning: kernel approximation"
     (kernel ridge regression, its dual and its O(n^3) cost).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import KernelRidge
+    >>> X = np.random.default_rng(0).uniform(-3, 3, size=(50, 1))
+    >>> reg = KernelRidge(alpha=1e-3, gamma=0.5).fit(X, np.sin(X).ravel())
+    >>> np.round(reg.predict([[0.5], [1.5]]), 2)  # sin(0.5) = 0.479, sin(1.5) = 0.997
+    array([0.48, 1.  ])
     """
 
     name = "kernel_ridge"
@@ -135,6 +148,10 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
     alpha : float, default=1.0
     kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'polynomial', 'exponential'}
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
+        Bandwidth or a heuristic (see :func:`kernelmaps.resolve_gamma`). The
+        row sample of 'median' and 'knn50' is drawn with the fixed seed
+        ``GAMMA_SAMPLE_SEED``, so that ``fit`` is deterministic without a
+        ``random_state`` parameter.
     degree : int, default=2
     coef0 : float, default=1.0
 
@@ -149,6 +166,17 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
     Saunders, C., Gammerman, A. and Vovk, V. Ridge regression learning algorithm in
     dual variables. ICML 1998.
     Rifkin, R. and Klautau, A. In defense of one-vs-all classification. JMLR 5, 2004.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from kernelmaps import KernelRidgeClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = KernelRidgeClassifier(alpha=1.0, gamma=0.5).fit(X, y)
+    >>> clf.dual_coef_.shape  # one column of dual coefficients per class
+    (150, 3)
+    >>> print(round(clf.score(X, y), 2))
+    0.99
     """
 
     name = "kernel_ridge_classifier"

@@ -10,11 +10,17 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import (KernelParameter, RegisteredEstimator, check_choice, check_n_components,
                     check_positive, classes_from_scores, encode_classes)
-from ._validation import check_fits_in_memory, check_input, clear_fitted_state
 from ._fastmath import FASTMATH
-from ._kernels import KERNEL_CODES, check_kernel_params, exact_kernel, kernel_block, resolve_gamma
+from ._kernels import (GAMMA_SAMPLE_SEED, KERNEL_CODES, LAST_BLAS_KERNEL_CODE, check_kernel_params,
+                       exact_kernel, kernel_block, resolve_gamma)
+from ._validation import check_fits_in_memory, check_input, clear_fitted_state
 
 __all__ = ["KernelSVC"]
+
+#: Length-``n`` float64 or int64 vectors a fit holds besides the column cache: the
+#: labels, the signs, the row subset, the kernel diagonal, ``|x|^2``, the slot map,
+#: the dual variables and ``z = Q a``.
+SOLVER_VECTORS = 8
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
@@ -53,7 +59,7 @@ def _kernel_column(i, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_ow
         slot_owner[s] = i
         slot_of[i] = s
         row = cache[s : s + 1]
-        if code <= 2:
+        if code <= LAST_BLAS_KERNEL_CODE:
             row[0, :] = np.dot(X, X[i])
         kernel_block(row, X[i : i + 1], X, sq, code, gamma, coef0, degree)
     last_used[s] = clock
@@ -175,6 +181,10 @@ class KernelSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
         Box constraint.
     kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'polynomial', 'exponential'}
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
+        Bandwidth or a heuristic (see :func:`kernelmaps.resolve_gamma`). The
+        row sample of 'median' and 'knn50' is drawn with the fixed seed
+        ``GAMMA_SAMPLE_SEED``, so that ``fit`` is deterministic without a
+        ``random_state`` parameter.
     degree : int, default=2
     coef0 : float, default=1.0
     tol : float, default=1e-3
@@ -216,6 +226,19 @@ class KernelSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
     Hsieh, C.-J., lecture "Scalable machine learning: kernel approximation",
     section "Greedy Coordinate Descent for Kernel SVM".
     Platt, J. Sequential minimal optimization. Microsoft Research TR-98-14, 1998.
+
+    Examples
+    --------
+    Trained on the even rows of iris, scored on the odd ones:
+
+    >>> from sklearn.datasets import load_iris
+    >>> from kernelmaps import KernelSVC
+    >>> X, y = load_iris(return_X_y=True)
+    >>> svc = KernelSVC(C=1.0, gamma=0.5)
+    >>> print(round(svc.fit(X[::2], y[::2]).score(X[1::2], y[1::2]), 2))
+    0.99
+    >>> svc.dual_coef_.shape  # one-vs-rest: a row per class, a column per support vector
+    (3, 32)
     """
 
     name = "kernel_svc"
@@ -276,13 +299,13 @@ class KernelSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
         X, y = check_input(self, X, y, reset=True)
         C, tol, cache_mb, max_iter, kernel, degree, coef0 = self._check_params()
         n = X.shape[0]
-        check_fits_in_memory(min(cache_mb * 2**20, 8.0 * n * n) + 64.0 * n, f"cache_size={self.cache_size}",
-                             f"the kernel column cache for n_samples={n}")
+        check_fits_in_memory(min(cache_mb * 2**20, 8.0 * n * n) + 8.0 * SOLVER_VECTORS * n,
+                             f"cache_size={self.cache_size}", f"the kernel column cache for n_samples={n}")
         labels = encode_classes(self, y)
         self.kernel_ = kernel
         self.degree_ = degree
         self.coef0_ = coef0
-        self.gamma_ = resolve_gamma(self.gamma, X, kernel, np.random.RandomState(0))
+        self.gamma_ = resolve_gamma(self.gamma, X, kernel, np.random.RandomState(GAMMA_SAMPLE_SEED))
         X64 = np.ascontiguousarray(X, dtype=np.float64)
         n = X64.shape[0]
         n_classes = len(self.classes_)

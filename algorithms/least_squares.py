@@ -12,6 +12,13 @@ from ._validation import FeatureOverflowError, check_fits_in_memory, check_input
 
 __all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor"]
 
+#: Bytes of float64 features accumulated per block: bounds the float64 copy that
+#: :meth:`NormalEquations.add` makes of a block (of float32 features, say).
+ACCUMULATION_BLOCK_BYTES = 8 * 2**20
+#: Fewest rows per block, however wide the features: ``Z^T Z`` of a block stays a
+#: matrix-matrix product, not a sum of thin updates.
+MIN_ACCUMULATION_ROWS = 256
+
 
 @njit(cache=True, nogil=True)
 def _class_sums(Z, labels, out):
@@ -39,6 +46,19 @@ class NormalEquations:
     ----------
     n_features : int
     n_targets : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.least_squares import NormalEquations
+    >>> Z = np.random.default_rng(0).standard_normal((30, 2))
+    >>> T = Z @ np.array([[1.0], [2.0]]) + 3.0
+    >>> equations = NormalEquations(n_features=2, n_targets=1)
+    >>> for rows in (slice(0, 10), slice(10, 30)):  # two blocks, one pass
+    ...     equations.add(Z[rows], T[rows])
+    >>> coef, intercept = equations.solve(alpha=0.0)
+    >>> np.round(coef.ravel(), 3), np.round(intercept, 3)
+    (array([1., 2.]), array([3.]))
     """
 
     def __init__(self, n_features, n_targets):
@@ -104,12 +124,9 @@ class NormalEquations:
         return coef, intercept
 
 
-def _check_features(estimator, Z, reset):
-    return check_input(estimator, Z, reset=reset)
-
-
 def _block_size(n_features):
-    return max(256, (8 * 2**20) // (8 * max(1, n_features)))
+    """Rows per accumulated block: about ``ACCUMULATION_BLOCK_BYTES`` of float64 features."""
+    return max(MIN_ACCUMULATION_ROWS, ACCUMULATION_BLOCK_BYTES // (8 * max(1, n_features)))
 
 
 class _LeastSquaresBase(RegisteredEstimator, BaseEstimator):
@@ -122,7 +139,7 @@ class _LeastSquaresBase(RegisteredEstimator, BaseEstimator):
 
     def _scores(self, Z):
         check_is_fitted(self)
-        Z = _check_features(self, Z, reset=False)
+        Z = check_input(self, Z, reset=False)
         scores = Z @ self.coef_.astype(Z.dtype, copy=False) + self.intercept_.astype(Z.dtype, copy=False)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
@@ -152,6 +169,19 @@ class LeastSquaresClassifier(ClassifierMixin, _LeastSquaresBase):
     ----------
     Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
     NIPS 2007 (Table 1, "Fourier + LS", eq. 4).
+
+    Examples
+    --------
+    Gaussian kernel features of the digits, then least squares ("Fourier + LS"),
+    scored on the rows it was not trained on:
+
+    >>> from sklearn.datasets import load_digits
+    >>> from kernelmaps import Fastfood, LeastSquaresClassifier
+    >>> X, y = load_digits(return_X_y=True)
+    >>> Z = Fastfood(n_components=512, random_state=0).fit_transform(X / 16)
+    >>> clf = LeastSquaresClassifier(alpha=0.1).fit(Z[:1000], y[:1000])
+    >>> print(round(clf.score(Z[1000:], y[1000:]), 2))
+    0.95
     """
 
     name = "least_squares"
@@ -197,7 +227,8 @@ class LeastSquaresClassifier(ClassifierMixin, _LeastSquaresBase):
                 raise ValueError(f"need at least 2 classes, got {len(self.classes_)} class")
             self._equations = NormalEquations(Z.shape[1], self._code().shape[1])
         labels = np.searchsorted(self.classes_, y)
-        if np.any(labels >= len(self.classes_)) or np.any(self.classes_[np.minimum(labels, len(self.classes_) - 1)] != y):
+        known = self.classes_[np.minimum(labels, len(self.classes_) - 1)]
+        if np.any(labels >= len(self.classes_)) or np.any(known != y):
             raise ValueError(f"y has labels outside classes {self.classes_.tolist()}")
         code = self._code()
         self._accumulate(Z, lambda rows: self._equations.add(Z[rows], labels=labels[rows], code=code))
@@ -226,6 +257,16 @@ class LeastSquaresRegressor(RegressorMixin, _LeastSquaresBase):
     ----------
     Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
     NIPS 2007 (eq. 4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import LeastSquaresRegressor
+    >>> Z = np.random.default_rng(0).standard_normal((30, 2))
+    >>> y = Z @ np.array([1.0, 2.0]) + 3.0
+    >>> reg = LeastSquaresRegressor(alpha=0.0).fit(Z, y)
+    >>> np.round(reg.coef_.ravel(), 3), np.round(reg.intercept_, 3)
+    (array([1., 2.]), array([3.]))
     """
 
     name = "least_squares_regressor"

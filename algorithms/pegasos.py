@@ -65,6 +65,18 @@ def hinge_margins(scores, b, signs, rows, margins, counts):
     estimated sub-gradient solver for SVM. Mathematical Programming 127, 2011.
     Yu, F. X., Kumar, S., Rowley, H. and Chang, S.-F. Compact nonlinear maps and
     circulant extensions. arXiv:1503.03893, 2015, Algorithm 1 and eq. 9.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.pegasos import hinge_margins
+    >>> scores = np.array([[0.5, -2.0]])  # one row, two classes
+    >>> signs = np.array([[1, -1]], dtype=np.int8)  # the row is of class 0
+    >>> margins, counts = np.empty((1, 2)), np.empty(1, dtype=np.int64)
+    >>> hinge_margins(scores, np.zeros(2), signs, np.array([0]), margins, counts)
+    (0.5, 1)
+    >>> margins  # class 0 is inside the margin (active), class 1 is not
+    array([[ 0.5, -1. ]])
     """
     M, C = scores.shape
     loss = 0.0
@@ -110,6 +122,18 @@ def active_pairs(margins, counts, active_rows, pair_slot, pair_class):
     ----------
     Yu, F. X., Kumar, S., Rowley, H. and Chang, S.-F. Compact nonlinear maps and
     circulant extensions. arXiv:1503.03893, 2015, Algorithm 1 and eq. 9.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.pegasos import active_pairs
+    >>> margins = np.array([[-1.0, -0.5], [0.5, 0.25]])  # row 1 is active for both classes
+    >>> counts = np.array([0, 2])
+    >>> active_rows, pair_slot, pair_class = (np.empty(n, dtype=np.int64) for n in (2, 4, 4))
+    >>> active_pairs(margins, counts, active_rows, pair_slot, pair_class)
+    (1, 2)
+    >>> active_rows[:1], pair_slot[:2], pair_class[:2]
+    (array([1]), array([0, 0]), array([0, 1]))
     """
     M, C = margins.shape
     n_rows = 0
@@ -132,6 +156,13 @@ def scaled_norm(w, b):
 
     The entries are divided by the largest magnitude first, as LAPACK's
     ``dnrm2`` does; used only when the plain sum of squares overflowed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.pegasos import scaled_norm
+    >>> print(f"{scaled_norm(np.array([3e200, 4e200]), 0.0):.3g}")  # the squares would overflow
+    5e+200
     """
     largest = abs(b)
     for j in range(w.shape[0]):
@@ -247,8 +278,9 @@ class PegasosSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
     Minimizes ``lam/2 (||w||^2 + b^2) + mean_i max(0, 1 - y_i (w . z_i + b))`` per
     class by minibatch sub-gradient steps of size ``1/(lam t)``, each followed by
     the projection onto the ball of radius ``1/sqrt(lam)`` (the CNM paper's
-    Algorithm 1). The intercept is the weight of a constant feature. The minibatches are drawn in Python from ``random_state``, so the
-    result does not depend on the thread count.
+    Algorithm 1). The intercept is the weight of a constant feature. The
+    minibatches are drawn in Python from ``random_state``, so the result does not
+    depend on the thread count.
 
     Parameters
     ----------
@@ -274,6 +306,20 @@ class PegasosSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
     estimated sub-gradient solver for SVM. Mathematical Programming 127, 2011.
     Yu, F. X. et al. Compact nonlinear maps and circulant extensions. 2015,
     Algorithm 1.
+
+    Examples
+    --------
+    Two classes split by the line ``x_0 + x_1 = 0``:
+
+    >>> import numpy as np
+    >>> from kernelmaps import PegasosSVC
+    >>> X = np.random.default_rng(0).standard_normal((200, 2))
+    >>> y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    >>> svm = PegasosSVC(alpha=1e-2, batch_size=32, max_iter=500, random_state=0).fit(X, y)
+    >>> np.round(svm.coef_.ravel(), 1)  # one weight vector (binary), normal to the line
+    array([2.4, 2.4])
+    >>> print(round(svm.score(X, y), 2))
+    0.97
     """
 
     name = "pegasos"

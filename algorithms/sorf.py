@@ -6,7 +6,8 @@ import numpy as np
 from numba import njit
 
 from ._fastmath import FASTMATH
-from ._hadamard import HadamardGaussianMap, fwht_row, load_signed
+from ._hadamard import fwht_row, load_signed
+from ._hadamard_map import HadamardGaussianMap
 
 __all__ = ["StructuredOrthogonalFeatures"]
 
@@ -88,6 +89,19 @@ class StructuredOrthogonalFeatures(HadamardGaussianMap):
     ----------
     Yu, F. X., Suresh, A. T., Choromanski, K., Holtmann-Rice, D. and Kumar, S.
     Orthogonal random features. NIPS 2016.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import StructuredOrthogonalFeatures, relative_frobenius_error
+    >>> X = np.random.default_rng(0).standard_normal((20, 5))
+    >>> sorf = StructuredOrthogonalFeatures(n_components=256, gamma=0.1, random_state=0).fit(X)
+    >>> sorf.padded_features_, sorf.n_blocks_  # 5 inputs padded to min_block = 32; 8 blocks
+    (32, 8)
+    >>> Z = sorf.transform(X)
+    >>> K = sorf.kernel(X)  # the exact exp(-0.1 |x - y|^2)
+    >>> print(round(relative_frobenius_error(K, Z=Z), 2))
+    0.08
     """
 
     # With tiny blocks the products H D1 H D2 H D3 form a small finite group: the

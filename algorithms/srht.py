@@ -4,10 +4,12 @@ import math
 
 import numpy as np
 from numba import njit
+from sklearn.utils.validation import check_is_fitted
 
-from ._base import FeatureMap, check_n_components
+from ._base import FeatureMap
 from ._fastmath import FASTMATH
-from ._hadamard import fwht, fwht_row, load_signed, next_power_of_two
+from ._hadamard import fwht_row, load_signed, next_power_of_two
+from ._validation import check_float_array, check_n_components
 
 __all__ = ["SRHT"]
 
@@ -89,8 +91,10 @@ def _srht_apply(X, signs, index, scale, out):
 def _srht(X, signs, index, out=None):
     """Apply a drawn SRHT (see :func:`_srht_draw`) to the rows of any (n, d) block.
 
-    The function-level API for maps that project down inside their own row blocks
-    (CRAFTMaps): serial, so call it from one worker per block.
+    A validating wrapper of :func:`_srht_apply` that allocates the output; serial.
+    The library itself calls :func:`_srht_apply` inside its row blocks (SRHT,
+    CRAFTMaps); this is kept for the tests, which apply a drawn transform
+    without an estimator.
 
     Parameters
     ----------
@@ -145,9 +149,22 @@ class SRHT(FeatureMap):
     transform. Advances in Adaptive Data Analysis, 2011.
     Hamid, R., Xiao, Y., Gittens, A. and DeCoste, D. Compact random feature maps.
     ICML 2014 (as the CRAFTMaps down-projection).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import SRHT, relative_frobenius_error
+    >>> X = np.random.default_rng(0).standard_normal((10, 1000))
+    >>> srht = SRHT(n_components=256, random_state=0).fit(X)
+    >>> Z = srht.transform(X)
+    >>> Z.shape
+    (10, 256)
+    >>> print(round(relative_frobenius_error(X @ X.T, Z=Z), 2))  # Z Z^T against the linear kernel
+    0.17
     """
 
     name = "srht"
+    unbiased = True
     paper = "Tropp, Improved analysis of the subsampled randomized Hadamard transform, 2011"
     kernel_family = "linear"
     test_params = {"n_components": 64}
@@ -168,17 +185,17 @@ class SRHT(FeatureMap):
         return self.n_components_
 
     def _planned_bytes(self, n_features):
-        padded = -(-self.n_components_ // next_power_of_two(n_features)) * next_power_of_two(n_features)
+        p = next_power_of_two(n_features)
+        padded = -(-self.n_components_ // p) * p
+        # state: the signs, and the permutation of every padded coordinate that
+        # drawing the kept ones without replacement makes; per row: its padded
+        # blocks and its output
         return 8 * 2 * padded, 8 * (padded + self.n_components_)
 
     def _transform_block(self, X, out, context):
         _srht_apply(X, *context, out)
 
     def _kernel_gram(self, X, Y):
-        from sklearn.utils.validation import check_is_fitted
-
-        from ._base import check_float_array
-
         check_is_fitted(self)
         X = check_float_array(self, X, reset=False)
         Y = X if Y is None else check_float_array(self, Y, reset=False)

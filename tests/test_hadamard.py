@@ -1,5 +1,8 @@
 """The FWHT kernels against scipy.linalg.hadamard."""
 
+import ast
+import inspect
+
 import numpy as np
 import pytest
 from scipy.linalg import hadamard
@@ -8,7 +11,8 @@ import kernelmaps
 from numba import njit
 from numba.core.errors import TypingError
 
-from kernelmaps._hadamard import REGISTER_BLOCK, _register_row, fwht_row, fwht_rows, register_butterflies
+import kernelmaps._hadamard
+from kernelmaps._hadamard import REGISTER_BLOCK, _register_row, fwht_row, register_butterflies
 
 
 @pytest.mark.parametrize("n", [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384])
@@ -69,10 +73,10 @@ def test_large_row_matches_the_recursive_definition():
     np.testing.assert_allclose(kernelmaps.fwht(x.copy()), np.hstack([lo + hi, lo - hi]), rtol=1e-10, atol=1e-9)
 
 
-def test_serial_kernels_agree_with_the_public_function():
+def test_serial_row_kernel_agrees_with_the_public_function():
     X = np.random.default_rng(2).standard_normal((4, 256))
     A = X.copy()
-    fwht_rows(A, 1.0)
+    kernelmaps.fwht(A)
     for row in X:
         fwht_row(row)
     np.testing.assert_array_equal(A, X)
@@ -99,3 +103,9 @@ def test_fwht_rejects_read_only():
     X.flags.writeable = False
     with pytest.raises(ValueError, match="writeable"):
         kernelmaps.fwht(X)
+
+
+def test_the_transform_module_sits_below_the_feature_maps():
+    tree = ast.parse(inspect.getsource(kernelmaps._hadamard))
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level}
+    assert not imported & {"_base", "_cosine_map", "_hadamard_map"}, imported

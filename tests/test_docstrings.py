@@ -1,0 +1,57 @@
+"""The docstrings' examples run, and every public name has one.
+
+Each module of the package (and of ``kernelmaps.datasets``) gets a test that runs
+its doctests; the examples print shapes and rounded numbers only, so they hold on
+any machine.
+"""
+
+import doctest
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+
+import kernelmaps
+import kernelmaps.datasets
+
+OPTIONS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
+
+
+def _module_names():
+    names = ["kernelmaps", "kernelmaps.datasets"]
+    for package in (kernelmaps, kernelmaps.datasets):
+        names += [f"{package.__name__}.{info.name}" for info in pkgutil.iter_modules(package.__path__)
+                  if info.name != "datasets"]
+    return sorted(names)
+
+
+@pytest.mark.parametrize("module_name", _module_names())
+def test_doctests_pass(module_name):
+    module = importlib.import_module(module_name)
+    result = doctest.testmod(module, optionflags=OPTIONS, verbose=False, report=False)
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {module_name}"
+
+
+def _public_objects():
+    """Every registered estimator class, and every class and function in ``kernelmaps.__all__``."""
+    objects = {cls.__name__: cls for cls in kernelmaps.ALGORITHMS.values()}
+    for name in kernelmaps.__all__:
+        value = getattr(kernelmaps, name)
+        if inspect.isclass(value) or inspect.isfunction(value):
+            objects[name] = value
+    return objects
+
+
+def _has_examples(obj):
+    doc = inspect.getdoc(obj) or ""
+    lines = doc.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.strip() == "Examples" and set(lines[i + 1].strip()) == {"-"}:
+            return any(later.lstrip().startswith(">>>") for later in lines[i + 2:])
+    return False
+
+
+def test_every_public_class_and_function_has_an_example():
+    missing = sorted(name for name, obj in _public_objects().items() if not _has_examples(obj))
+    assert not missing, f"no Examples section with a >>> line in the docstring of: {', '.join(missing)}"

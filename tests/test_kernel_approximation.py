@@ -1,0 +1,98 @@
+"""Every map against its exact kernel, generated per kernel family from the registry.
+
+For each feature map whose family approximates a fixed kernel:
+
+* ``Z Z^T`` is within the family's error bound of ``kernel()`` at D = 1024;
+* the error falls as ``1/sqrt(D)`` (by at least 2.5x from D to 16 D, 4x ideally);
+* a map drawn at twice the bandwidth is held to the right kernel and fails;
+* maps that declare ``unbiased = True`` average to the kernel over seeds
+  (every entry within 5 standard errors).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from kernelmaps import relative_frobenius_error
+from registry import FEATURE_MAPS, REGISTRY, make
+
+
+def _cloud(n, d, seed=5):
+    return np.random.default_rng(seed).standard_normal((n, d))
+
+
+def _sphere(n, d, seed=5):
+    X = _cloud(n, d, seed)
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+#: family -> (data, kernel parameters, widths (small, large), bound on the
+#: relative Frobenius error at the large width). The Gaussian maps run on
+#: standard normal points; the dot-product maps on the unit sphere, where the
+#: polynomial kernel is bounded; the linear JL maps on wide inputs, where
+#: projecting is not exact.
+FAMILIES = {
+    "shift_invariant": (_cloud(300, 5), {"gamma": 0.2}, (64, 1024), 0.15),
+    "any": (_cloud(300, 5), {"gamma": 0.2}, (16, 256), 0.15),
+    "dot_product": (_sphere(300, 5), {"degree": 3, "gamma": 1.0, "coef0": 1.0}, (64, 1024), 0.2),
+    "linear": (_cloud(100, 512), {}, (16, 256), 0.5),
+}
+APPROXIMATING = sorted(name for name in FEATURE_MAPS if REGISTRY[name].kernel_family in FAMILIES)
+WITH_BANDWIDTH = sorted(name for name in APPROXIMATING if "gamma" in FAMILIES[REGISTRY[name].kernel_family][1])
+UNBIASED = sorted(name for name in APPROXIMATING if getattr(REGISTRY[name], "unbiased", False))
+
+
+def fitted(name, n_components, seed, **override):
+    X, params, _, _ = FAMILIES[REGISTRY[name].kernel_family]
+    extra = {"n_components_up": None} if "n_components_up" in REGISTRY[name]().get_params() else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # e.g. h01 falling back at a small width
+        return make(name, n_components=n_components, random_state=seed, **{**params, **extra, **override}).fit(X)
+
+
+def error(name, n_components, seed, K=None, **override):
+    """Relative Frobenius error of the map against ``K`` (default: its own ``kernel()``)."""
+    X = FAMILIES[REGISTRY[name].kernel_family][0]
+    est = fitted(name, n_components, seed, **override)
+    return relative_frobenius_error(est.kernel(X) if K is None else K, Z=est.transform(X))
+
+
+def test_every_approximating_family_is_covered():
+    covered = {REGISTRY[name].kernel_family for name in APPROXIMATING}
+    assert covered == set(FAMILIES)
+    assert len(UNBIASED) >= 6
+
+
+@pytest.mark.parametrize("name", APPROXIMATING)
+def test_gram_matrix_within_the_family_bound_and_falling_as_one_over_sqrt_D(name):
+    _, _, (small, large), bound = FAMILIES[REGISTRY[name].kernel_family]
+    at_small = np.median([error(name, small, seed) for seed in range(3)])
+    at_large = np.median([error(name, large, seed) for seed in range(3)])
+    assert at_large < bound, (at_small, at_large)
+    assert at_small / max(at_large, 1e-300) > 2.5, (at_small, at_large)
+
+
+@pytest.mark.parametrize("name", WITH_BANDWIDTH)
+def test_a_bandwidth_off_by_two_fails(name):
+    X, params, (_, large), bound = FAMILIES[REGISTRY[name].kernel_family]
+    K = fitted(name, large, 0).kernel(X)
+    right = np.median([error(name, large, seed, K) for seed in range(3)])
+    wrong = np.median([error(name, large, seed, K, gamma=2 * params["gamma"]) for seed in range(3)])
+    assert right < bound < wrong and wrong > 3 * right, (right, wrong)
+
+
+@pytest.mark.parametrize("name", UNBIASED)
+def test_unbiased_over_seeds(name):
+    X = FAMILIES[REGISTRY[name].kernel_family][0][:20]
+    seeds = 200
+    grams = []
+    for seed in range(seeds):
+        est = fitted(name, 32, seed)
+        Z = est.transform(X)
+        grams.append(Z @ Z.T)
+    grams = np.array(grams)
+    K = est.kernel(X)
+    standard_error = grams.std(axis=0) / np.sqrt(seeds)
+    z = np.abs(grams.mean(axis=0) - K) / (standard_error + 1e-12)
+    assert z.max() < 5.0, z.max()
