@@ -18,7 +18,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._kernels import exact_kernel
-from ._parallel import ThreadScratch, n_worker_threads, run_row_blocks  # noqa: F401  (re-exported)
+from ._parallel import BLOCK_BYTES, ThreadScratch, block_rows, n_worker_threads, run_row_blocks  # noqa: F401
 from ._validation import (FLOAT_DTYPES, FeatureOverflowError, check_choice, check_fits_in_memory,  # noqa: F401
                           check_float_array, check_input, check_integer, check_n_components, check_positive,
                           clear_fitted_state, format_bytes)
@@ -28,14 +28,6 @@ REGISTRY: dict = {}
 
 #: The kinds an entry of the registry can be.
 KINDS = ("feature_map", "learner", "baseline")
-
-#: Target size of one transform block's output, in bytes: small enough that a
-#: block's BLAS product is still in cache (L2/L3) for its Numba epilogue.
-BLOCK_BYTES = 4 * 2**20
-#: Hard cap of a block's size: peak memory is the output plus at most this much
-#: scratch per worker thread.
-MAX_BLOCK_BYTES = 32 * 2**20
-
 
 class RegisteredEstimator:
     """Mixin holding the registry metadata every public estimator declares.
@@ -105,19 +97,6 @@ def all_finite(A):
         for j in range(A.shape[1]):
             total += row[j] - row[j]
     return total == 0.0
-
-
-def block_rows(n_bytes_per_row, n_features):
-    """Rows per transform block.
-
-    About ``BLOCK_BYTES`` of output, but at least ``n_features / 2`` rows: every
-    block streams the whole projection matrix through the cache, so wide inputs
-    need taller blocks to amortize it (measured at d = 784, D = 4096: 32-row blocks
-    ran at half the speed of 512-row ones). Never more than ``MAX_BLOCK_BYTES``.
-    """
-    n_bytes_per_row = max(1, n_bytes_per_row)
-    rows = max(16, BLOCK_BYTES // n_bytes_per_row, n_features // 2)
-    return int(max(1, min(rows, MAX_BLOCK_BYTES // n_bytes_per_row)))
 
 
 def encode_classes(estimator, y):

@@ -34,12 +34,11 @@ from numba import njit
 from scipy.spatial.distance import cdist
 
 from ._fastmath import FASTMATH, vexp
-from ._parallel import run_row_blocks
+from ._parallel import block_rows, run_row_blocks
 from ._validation import FeatureOverflowError
 
 KERNELS = ("gaussian", "laplacian", "cauchy", "polynomial", "exponential")
 SHIFT_INVARIANT = ("gaussian", "laplacian", "cauchy")
-DOT_PRODUCT = ("polynomial", "exponential")
 _ALIASES = {"rbf": "gaussian"}
 GAMMA_HEURISTICS = ("scale", "median", "knn50")
 #: Rows the distance heuristics ('median', 'knn50') sample: their pairwise
@@ -52,13 +51,6 @@ KNN_NEIGHBOUR = 50
 #: ``random_state`` parameter (the exact kernel baselines): a fixed seed keeps
 #: their ``fit`` deterministic.
 GAMMA_SAMPLE_SEED = 0
-#: Bytes of Gram matrix per row block of :func:`exact_kernel`: small enough that a
-#: block's BLAS product is still in cache for its epilogue (as the transforms'
-#: ``kernelmaps._base.BLOCK_BYTES``).
-GRAM_BLOCK_BYTES = 4 * 2**20
-#: Fewest rows per Gram block, however wide ``Y``: a product of a few rows
-#: degenerates into matrix-vector products, far slower per element.
-MIN_GRAM_BLOCK_ROWS = 16
 
 
 def canonical_kernel(kernel, allowed=KERNELS):
@@ -256,7 +248,7 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     G = X @ Y.T if code <= LAST_BLAS_KERNEL_CODE else np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
     sq_y = np.einsum("ij,ij->i", Y, Y)
     c0, p = dtype(coef0), int(degree) if kernel == "polynomial" else 0
-    step = max(MIN_GRAM_BLOCK_ROWS, GRAM_BLOCK_BYTES // (max(1, Y.shape[0]) * G.itemsize))
+    step = block_rows(Y.shape[0] * G.itemsize)
     run_row_blocks(X.shape[0], step,
                    lambda start, stop: kernel_block(G[start:stop], X[start:stop], Y, sq_y, code, g, c0, p))
     if kernel == "gaussian" and same:

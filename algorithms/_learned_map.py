@@ -25,8 +25,8 @@ from ._kernels import resolve_gamma
 from ._parallel import blas_single_thread
 from ._validation import (check_choice, check_float_array, check_fraction, check_input, check_n_components,
                           check_positive, clear_fitted_state)
-from .pegasos import (DENSE_ACTIVE_FRACTION, PegasosSVC, _draw_minibatches, _pegasos_steps, active_pairs,
-                      hinge_margins)
+from .pegasos import (DENSE_ACTIVE_FRACTION, PegasosSVC, _draw_minibatches, _pegasos_steps, _active_pairs,
+                      _hinge_margins)
 
 # The held-out Gram matrix that picks the best round of objective='kernel' has
 # rows^2 entries, so it takes at most this many minibatches of the held-out rows
@@ -109,7 +109,7 @@ def _hinge_rows_backward(S, margins, counts, n_active, signs, rows, WT, factor, 
 
     ``dP[q] = factor S[r] ∘ sum_c a_rc y_rc WT[c]`` for the ``q``-th row ``r``
     with an active class (``active_rows[q] = r``); the margins and counts come
-    from :func:`kernelmaps.pegasos.hinge_margins`. Trained one-vs-rest weights
+    from :func:`kernelmaps.pegasos._hinge_margins`. Trained one-vs-rest weights
     leave few pairs active (3 % on letter at k = 64), so the class sum runs
     over the active pairs only; past ``DENSE_ACTIVE_FRACTION`` it is one BLAS
     product ``G WT`` instead. ``G`` (M, C), ``GW`` (M, k), ``pair_slot`` and
@@ -117,7 +117,7 @@ def _hinge_rows_backward(S, margins, counts, n_active, signs, rows, WT, factor, 
     """
     M, k = S.shape
     C = WT.shape[0]
-    n, n_pairs = active_pairs(margins, counts, active_rows, pair_slot, pair_class)
+    n, n_pairs = _active_pairs(margins, counts, active_rows, pair_slot, pair_class)
     if n_active > DENSE_ACTIVE_FRACTION * M * C:
         for r in range(M):
             for c in range(C):
@@ -314,7 +314,7 @@ class LearnedCosineMap(FeatureMap):
         (M, k), C = S.shape, W.shape[1]
         rows = np.arange(M)
         margins, counts = np.empty((M, C)), np.empty(M, dtype=np.int64)
-        loss, n_active = hinge_margins(Z @ W + b, np.zeros(C), signs, rows, margins, counts)
+        loss, n_active = _hinge_margins(Z @ W + b, np.zeros(C), signs, rows, margins, counts)
         packed, active_rows = np.empty((M, k)), np.empty(M, dtype=np.int64)
         n = _hinge_rows_backward(S, margins, counts, n_active, signs, rows, np.ascontiguousarray(W.T),
                                  math.sqrt(2.0 / k) / M, np.empty((M, C)), np.empty((M, k)), packed, active_rows,

@@ -51,6 +51,42 @@ def blas_single_thread():
                 _BLAS_LIMITER = None
 
 
+#: Target size of one row block's output, in bytes: small enough that a block's
+#: BLAS product is still in cache (L2/L3) for its Numba epilogue.
+BLOCK_BYTES = 4 * 2**20
+#: Hard cap of a block's size: peak memory is the output plus at most this much
+#: scratch per worker thread.
+MAX_BLOCK_BYTES = 32 * 2**20
+#: Fewest rows per block (unless a row alone exceeds the cap): a product of a few
+#: rows degenerates into matrix-vector products, far slower per element.
+MIN_BLOCK_ROWS = 16
+
+
+def block_rows(n_bytes_per_row, n_features=0):
+    """Rows per block: the one rule of transforms, Gram matrices and accumulations.
+
+    About :data:`BLOCK_BYTES` of output, at least :data:`MIN_BLOCK_ROWS`, and at
+    least ``n_features / 2`` rows: every block streams the whole projection (or
+    Gram) matrix through the cache, so wide inputs need taller blocks to amortize
+    it (measured at d = 784, D = 4096: 32-row blocks ran at half the speed of
+    512-row ones). Never more than :data:`MAX_BLOCK_BYTES`.
+
+    Parameters
+    ----------
+    n_bytes_per_row : int
+        Bytes one row of the block occupies (output plus scratch).
+    n_features : int, default=0
+        Width of the matrix every block multiplies with.
+
+    Returns
+    -------
+    int
+    """
+    n_bytes_per_row = max(1, n_bytes_per_row)
+    rows = max(MIN_BLOCK_ROWS, BLOCK_BYTES // n_bytes_per_row, n_features // 2)
+    return int(max(1, min(rows, MAX_BLOCK_BYTES // n_bytes_per_row)))
+
+
 def n_worker_threads():
     """Worker threads for row blocks: Numba's thread count (``NUMBA_NUM_THREADS``)."""
     import numba

@@ -173,12 +173,31 @@ def check_positive(value, name, *, allow_zero=False):
     return value
 
 
-def check_fraction(value, name):
-    """``value`` as a float in ``[0, 1)``."""
-    value = check_positive(value, name, allow_zero=True)
+def check_fraction(value, name, *, allow_zero=True):
+    """``value`` as a float in ``[0, 1)``, or ``(0, 1)`` with ``allow_zero=False``.
+
+    A held-out share may be 0 (no split: ``validation_fraction``); a test share
+    that must leave rows on both sides may not (``test_size``).
+    """
+    value = check_positive(value, name, allow_zero=allow_zero)
     if value >= 1.0:
-        raise ValueError(f"{name} must be in [0, 1), got {value}")
+        interval = "[0, 1)" if allow_zero else "(0, 1)"
+        raise ValueError(f"{name} must be in {interval}, got {value}")
     return value
+
+
+def check_generator(value, name="random_state"):
+    """``value`` (an int >= 0, None or a ``numpy.random.Generator``) as a Generator.
+
+    The data generators use NumPy's Generator API; the estimators keep
+    scikit-learn's ``check_random_state`` (a ``RandomState``), so that a seed
+    draws what scikit-learn's own estimators draw.
+    """
+    if isinstance(value, np.random.Generator):
+        return value
+    if value is not None:
+        value = check_integer(value, name, 0)
+    return np.random.default_rng(value)
 
 
 # ------------------------------------------------------------------ memory

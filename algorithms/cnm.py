@@ -15,7 +15,7 @@ from numba import njit
 
 from ._fastmath import FASTMATH
 from ._learned_map import LearnedCosineMap, _cos_sin_features, _hinge_rows_backward, _projection_step
-from .pegasos import _draw_minibatches, hinge_margins
+from .pegasos import _draw_minibatches, _hinge_margins
 from .rff import _draw_spectral
 
 __all__ = ["CompactNonlinearMap"]
@@ -120,7 +120,7 @@ def _dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, lam, paper_st
                 P[r, i] += offset[i]
         _cos_sin_features(P, scale, Z, S)
         np.dot(Z, W, scores)
-        _, n_active = hinge_margins(scores, b, signs, rows, margins, counts)
+        _, n_active = _hinge_margins(scores, b, signs, rows, margins, counts)
         n = _hinge_rows_backward(S, margins, counts, n_active, signs, rows, WT, factor, G, GW, dP,
                                  active_rows, pair_slot, pair_class)
         if n == 0:

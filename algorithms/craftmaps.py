@@ -69,7 +69,7 @@ class CRAFTMaps(FeatureMap):
     projection_ : ndarray of shape (D, E) or None
         The Gaussian down-projection.
     signs_, index_ : ndarray or None
-        The SRHT down-projection (see :func:`kernelmaps.srht_draw`).
+        The SRHT down-projection (see :class:`kernelmaps.SRHT`).
 
     References
     ----------

@@ -8,16 +8,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import RegisteredEstimator, check_positive, classes_from_scores, one_vs_rest_code
+from ._parallel import block_rows
 from ._validation import FeatureOverflowError, check_fits_in_memory, check_input, clear_fitted_state
 
 __all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor"]
 
-#: Bytes of float64 features accumulated per block: bounds the float64 copy that
-#: :meth:`NormalEquations.add` makes of a block (of float32 features, say).
-ACCUMULATION_BLOCK_BYTES = 8 * 2**20
-#: Fewest rows per block, however wide the features: ``Z^T Z`` of a block stays a
-#: matrix-matrix product, not a sum of thin updates.
-MIN_ACCUMULATION_ROWS = 256
 
 
 @njit(cache=True, nogil=True)
@@ -124,16 +119,12 @@ class NormalEquations:
         return coef, intercept
 
 
-def _block_size(n_features):
-    """Rows per accumulated block: about ``ACCUMULATION_BLOCK_BYTES`` of float64 features."""
-    return max(MIN_ACCUMULATION_ROWS, ACCUMULATION_BLOCK_BYTES // (8 * max(1, n_features)))
-
-
 class _LeastSquaresBase(RegisteredEstimator, BaseEstimator):
     _fitted_private = ("_equations",)
 
     def _accumulate(self, Z, add):
-        step = _block_size(Z.shape[1])
+        # a block's float64 copy and its Z^T Z update: the library's one block rule
+        step = block_rows(8 * Z.shape[1], Z.shape[1])
         for start in range(0, Z.shape[0], step):
             add(slice(start, start + step))
 

@@ -5,7 +5,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import FeatureMap, KernelParameter, bandwidth_input, check_choice, densify_rows
-from ._kernels import (KERNEL_CODES, SHIFT_INVARIANT, check_kernel_params, dtype_gamma, exact_kernel, frame_gamma, kernel_block,
+from ._kernels import (KERNEL_CODES, LAST_BLAS_KERNEL_CODE, SHIFT_INVARIANT, check_kernel_params, dtype_gamma,
+                       exact_kernel, frame_gamma, kernel_block,
                        resolve_gamma, shift_invariant_frame, to_frame)
 from ._parallel import ThreadScratch
 
@@ -306,7 +307,7 @@ class Nystroem(FeatureMap):
             # epilogue reads G alone: it gets a row count and no features
             G = X @ VT
             X = np.empty((X.shape[0], 0), dtype=G.dtype)
-        elif code <= 2:
+        elif code <= LAST_BLAS_KERNEL_CODE:
             G = X @ VT
         else:
             G = np.empty((X.shape[0], V.shape[0]), dtype=X.dtype)

@@ -33,7 +33,7 @@ DENSE_ACTIVE_FRACTION = 1.0 / 3.0
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def hinge_margins(scores, b, signs, rows, margins, counts):
+def _hinge_margins(scores, b, signs, rows, margins, counts):
     """One-vs-rest hinge margins ``1 - y (scores + b)`` of a minibatch.
 
     ``margins[r, c] = 1 - y_rc (scores[r, c] + b[c])`` with
@@ -41,7 +41,7 @@ def hinge_margins(scores, b, signs, rows, margins, counts):
     its margin is positive. ``counts[r]`` is the number of active classes of row
     ``r``. Computing the margins first, without branches, lets the loop
     vectorize (a branch per pair kept it scalar and took 3-4 times as long);
-    :func:`active_pairs` then lists the pairs for the sparse products.
+    :func:`_active_pairs` then lists the pairs for the sparse products.
 
     Parameters
     ----------
@@ -69,11 +69,11 @@ def hinge_margins(scores, b, signs, rows, margins, counts):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.pegasos import hinge_margins
+    >>> from kernelmaps.pegasos import _hinge_margins
     >>> scores = np.array([[0.5, -2.0]])  # one row, two classes
     >>> signs = np.array([[1, -1]], dtype=np.int8)  # the row is of class 0
     >>> margins, counts = np.empty((1, 2)), np.empty(1, dtype=np.int64)
-    >>> hinge_margins(scores, np.zeros(2), signs, np.array([0]), margins, counts)
+    >>> _hinge_margins(scores, np.zeros(2), signs, np.array([0]), margins, counts)
     (0.5, 1)
     >>> margins  # class 0 is inside the margin (active), class 1 is not
     array([[ 0.5, -1. ]])
@@ -97,8 +97,8 @@ def hinge_margins(scores, b, signs, rows, margins, counts):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def active_pairs(margins, counts, active_rows, pair_slot, pair_class):
-    """List the hinge active set of a minibatch from :func:`hinge_margins`.
+def _active_pairs(margins, counts, active_rows, pair_slot, pair_class):
+    """List the hinge active set of a minibatch from :func:`_hinge_margins`.
 
     ``active_rows[:n_rows]`` are the rows with an active class, in order;
     ``pair_slot[:n_pairs]`` and ``pair_class[:n_pairs]`` are the active pairs
@@ -126,11 +126,11 @@ def active_pairs(margins, counts, active_rows, pair_slot, pair_class):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.pegasos import active_pairs
+    >>> from kernelmaps.pegasos import _active_pairs
     >>> margins = np.array([[-1.0, -0.5], [0.5, 0.25]])  # row 1 is active for both classes
     >>> counts = np.array([0, 2])
     >>> active_rows, pair_slot, pair_class = (np.empty(n, dtype=np.int64) for n in (2, 4, 4))
-    >>> active_pairs(margins, counts, active_rows, pair_slot, pair_class)
+    >>> _active_pairs(margins, counts, active_rows, pair_slot, pair_class)
     (1, 2)
     >>> active_rows[:1], pair_slot[:2], pair_class[:2]
     (array([1]), array([0, 0]), array([0, 1]))
@@ -151,7 +151,7 @@ def active_pairs(margins, counts, active_rows, pair_slot, pair_class):
 
 
 @njit(cache=True, nogil=True)
-def scaled_norm(w, b):
+def _scaled_norm(w, b):
     """``sqrt(||w||^2 + b^2)`` without overflow in the squares.
 
     The entries are divided by the largest magnitude first, as LAPACK's
@@ -160,8 +160,8 @@ def scaled_norm(w, b):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.pegasos import scaled_norm
-    >>> print(f"{scaled_norm(np.array([3e200, 4e200]), 0.0):.3g}")  # the squares would overflow
+    >>> from kernelmaps.pegasos import _scaled_norm
+    >>> print(f"{_scaled_norm(np.array([3e200, 4e200]), 0.0):.3g}")  # the squares would overflow
     5e+200
     """
     largest = abs(b)
@@ -232,7 +232,7 @@ def _pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
             for j in range(D):
                 batch[r, j] = src[j]
         np.dot(batch, W, scores)
-        _, n_active = hinge_margins(scores, b, signs, rows, margins, counts)
+        _, n_active = _hinge_margins(scores, b, signs, rows, margins, counts)
         gb[:] = 0.0
         if n_active > DENSE_ACTIVE_FRACTION * m * C:
             for r in range(m):
@@ -243,7 +243,7 @@ def _pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
             np.dot(active, batch, grad)
         else:
             grad[:] = 0.0
-            _, n_pairs = active_pairs(margins, counts, active_rows, pair_slot, pair_class)
+            _, n_pairs = _active_pairs(margins, counts, active_rows, pair_slot, pair_class)
             for a in range(n_pairs):
                 r = active_rows[pair_slot[a]]
                 c = pair_class[a]
@@ -265,7 +265,7 @@ def _pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
                     factor = math.sqrt(radius2 / norm2)
                 else:
                     # the squares overflowed (features of magnitude ~1e155 and up)
-                    factor = math.sqrt(radius2) / scaled_norm(W[:, c], bc)
+                    factor = math.sqrt(radius2) / _scaled_norm(W[:, c], bc)
                 bc *= factor
                 for j in range(D):
                     W[j, c] *= factor

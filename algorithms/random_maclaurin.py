@@ -11,7 +11,7 @@ from ._base import FeatureMap, KernelParameter, check_positive, densify_rows, pr
 from ._parallel import ThreadScratch
 from ._fastmath import FASTMATH
 from ._hadamard import fwht_row, next_power_of_two
-from ._kernels import _check_degree, canonical_kernel, exact_kernel
+from ._kernels import _check_degree, canonical_kernel
 
 __all__ = ["RandomMaclaurin"]
 

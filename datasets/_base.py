@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import numbers
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -230,31 +229,6 @@ def resolve_data_home(data_home: str | os.PathLike | None) -> Path:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def check_int(name: str, value: Any, minimum: int) -> int:
-    """Validate an integer option (bool is refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
-def check_fraction(name: str, value: Any) -> float:
-    """Validate a number strictly between 0 and 1."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
-        raise ValueError(f"{name} must be a number strictly between 0 and 1, got {value!r}")
-    return float(value)
-
-
-def check_random_state(value: Any) -> np.random.Generator:
-    """An int >= 0, None or a numpy Generator, turned into a Generator."""
-    if isinstance(value, np.random.Generator):
-        return value
-    if value is not None:
-        check_int("random_state", value, 0)
-    return np.random.default_rng(value)
 
 
 def seeded_split(n_samples: int, n_train: int, n_test: int, seed: int):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import (DatasetInfo, check_fraction, check_int, check_random_state,
-                    make_dataset, register)
+from .._validation import check_fraction, check_generator, check_integer
+from ._base import DatasetInfo, make_dataset, register
 
 _REFERENCE_SIZE = 4096     # sample used to set the gaussian rule's threshold
 _BLOCK_ROWS = 1 << 15      # rows per block when evaluating the RBF expansion
@@ -56,10 +56,10 @@ def make_gaussian(n_samples=10000, n_features=32, *, n_centers=20, random_state=
     X : ndarray of shape (n_samples, n_features), float64
     y : ndarray of shape (n_samples,), int64 in {{0, 1}}
     """
-    n_samples = check_int("n_samples", n_samples, 1)
-    n_features = check_int("n_features", n_features, 1)
-    n_centers = check_int("n_centers", n_centers, 1)
-    rng = check_random_state(random_state)
+    n_samples = check_integer(n_samples, "n_samples", 1)
+    n_features = check_integer(n_features, "n_features", 1)
+    n_centers = check_integer(n_centers, "n_centers", 1)
+    rng = check_generator(random_state)
     gamma = 1.0 / n_features
     centers = rng.standard_normal((n_centers, n_features))
     weights = rng.standard_normal(n_centers)
@@ -108,14 +108,14 @@ def make_planted_groups(n_samples=2000, n_groups=10, group_size=4, n_informative
     """
     from scipy.stats import chi2
 
-    n_samples = check_int("n_samples", n_samples, 1)
-    n_groups = check_int("n_groups", n_groups, 1)
-    group_size = check_int("group_size", group_size, 1)
-    n_informative = check_int("n_informative", n_informative, 1)
+    n_samples = check_integer(n_samples, "n_samples", 1)
+    n_groups = check_integer(n_groups, "n_groups", 1)
+    group_size = check_integer(group_size, "group_size", 1)
+    n_informative = check_integer(n_informative, "n_informative", 1)
     if n_informative > n_groups:
         raise ValueError(f"n_informative must be <= n_groups ({n_groups}), "
                          f"got {n_informative}")
-    rng = check_random_state(random_state)
+    rng = check_generator(random_state)
     informative = np.sort(rng.choice(n_groups, n_informative, replace=False))
     informative = informative.astype(np.int64)
     groups = np.repeat(np.arange(n_groups, dtype=np.int64), group_size)
@@ -148,12 +148,12 @@ def make_two_spirals(n_samples=2000, *, noise=0.05, turns=1.5, random_state=0):
     X : ndarray of shape (n_samples, 2), float64
     y : ndarray of shape (n_samples,), int64 in {{0, 1}}
     """
-    n_samples = check_int("n_samples", n_samples, 2)
+    n_samples = check_integer(n_samples, "n_samples", 2)
     if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not noise >= 0:
         raise ValueError(f"noise must be a number >= 0, got {noise!r}")
     if isinstance(turns, bool) or not isinstance(turns, (int, float)) or not turns > 0:
         raise ValueError(f"turns must be a number > 0, got {turns!r}")
-    rng = check_random_state(random_state)
+    rng = check_generator(random_state)
     y = (np.arange(n_samples) < n_samples // 2).astype(np.int64)
     radius = np.sqrt(rng.uniform(size=n_samples))
     angle = 2.0 * np.pi * turns * radius + np.pi * y
@@ -175,7 +175,7 @@ _LICENSE = "generated data: no restrictions (BSD-3-Clause, as kernelmaps)"
 
 
 def _split_rows(n_samples: int, test_size: float):
-    n_test = int(round(n_samples * check_fraction("test_size", test_size)))
+    n_test = int(round(n_samples * check_fraction(test_size, "test_size", allow_zero=False)))
     if not 1 <= n_test < n_samples:
         raise ValueError(f"test_size={test_size} leaves {n_samples - n_test} train and "
                          f"{n_test} test rows out of n_samples={n_samples}; both must be "

@@ -259,7 +259,7 @@ def test_two_spirals_nonlinear():
     ("gaussian", dict(n_features=0), "n_features must be >= 1"),
     ("gaussian", dict(n_samples=2.5), "n_samples must be an integer"),
     ("gaussian", dict(n_centers=True), "n_centers must be an integer"),
-    ("gaussian", dict(test_size=1.5), "test_size must be a number strictly between"),
+    ("gaussian", dict(test_size=1.5), "test_size must be"),
     ("gaussian", dict(n_samples=3, test_size=0.1), "both must be >= 1"),
     ("gaussian", dict(random_state=-1), "random_state must be >= 0"),
     ("gaussian", dict(random_state="seed"), "random_state must be an integer"),

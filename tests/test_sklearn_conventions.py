@@ -16,7 +16,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import get_tags
 
-import kernelmaps._base as base
+import kernelmaps._parallel as parallel
 from kernelmaps import (CRAFTMaps, Nystroem, RandomFourierFeatures, RandomMaclaurin, TensorSketch,
                         relative_frobenius_error)
 from kernelmaps._validation import check_float_array
@@ -139,8 +139,8 @@ def test_sparse_input_is_never_densified_whole(name, monkeypatch):
     X = sp.random(n, d, density=5e-4, format="csr", random_state=np.random.RandomState(0))
     y = np.arange(n) % 2
     est = fit(make(name), X[:100], y[:100])
-    monkeypatch.setattr(base, "BLOCK_BYTES", 2**20)
-    monkeypatch.setattr(base, "MAX_BLOCK_BYTES", 2**20)
+    monkeypatch.setattr(parallel, "BLOCK_BYTES", 2**20)
+    monkeypatch.setattr(parallel, "MAX_BLOCK_BYTES", 2**20)
     tracemalloc.start()
     try:
         Z = est.transform(X)
