@@ -122,6 +122,15 @@ class NormalEquations:
 class _LeastSquaresBase(RegisteredEstimator, BaseEstimator):
     _fitted_private = ("_equations",)
 
+    kind = "learner"
+    paper = "Rahimi & Recht, NIPS 2007 (Fourier + LS)"
+    kernel_family = "linear"
+    test_params = {"alpha": 1.0}
+
+    def __init__(self, alpha=1.0, *, fit_intercept=True):
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+
     def _accumulate(self, Z, add):
         # a block's float64 copy and its Z^T Z update: the library's one block rule
         step = block_rows(8 * Z.shape[1], Z.shape[1])
@@ -176,14 +185,6 @@ class LeastSquaresClassifier(ClassifierMixin, _LeastSquaresBase):
     """
 
     name = "least_squares"
-    kind = "learner"
-    paper = "Rahimi & Recht, NIPS 2007 (Fourier + LS)"
-    kernel_family = "linear"
-    test_params = {"alpha": 1.0}
-
-    def __init__(self, alpha=1.0, *, fit_intercept=True):
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
 
     def _code(self):
         return one_vs_rest_code(len(self.classes_))
@@ -261,14 +262,6 @@ class LeastSquaresRegressor(RegressorMixin, _LeastSquaresBase):
     """
 
     name = "least_squares_regressor"
-    kind = "learner"
-    paper = "Rahimi & Recht, NIPS 2007 (Fourier + LS)"
-    kernel_family = "linear"
-    test_params = {"alpha": 1.0}
-
-    def __init__(self, alpha=1.0, *, fit_intercept=True):
-        self.alpha = alpha
-        self.fit_intercept = fit_intercept
 
     def fit(self, Z, y):
         """Fit on features ``Z`` and targets ``y`` (1-D or 2-D)."""

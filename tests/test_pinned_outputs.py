@@ -48,14 +48,36 @@ def test_every_map_is_pinned():
 
 @pytest.mark.parametrize("key", sorted(PINNED["maps"]))
 def test_output_is_unchanged(key):
-    name, dtype = key.split("/")
-    X = np.random.default_rng(20261123).standard_normal((64, 6)).astype(dtype)
-    y = np.arange(64) % 3
-    est = make(name, random_state=7)
-    est.fit(X, y) if getattr(est, "objective", None) == "classification" else est.fit(X)
-    Z = est.transform(X)
+    dtype = key.split("/")[1]
+    Z = _output(key)
     pinned = PINNED["maps"][key]
     np.testing.assert_allclose(Z[:3, :4], np.array(pinned["sample"]), rtol=1e-10 if dtype == "float64" else 1e-6,
                                atol=0)
     if fingerprint() == PINNED["fingerprint"]:
         assert hashlib.sha256(Z.tobytes()).hexdigest() == pinned["sha256"]
+
+
+def _output(key):
+    name, dtype = key.split("/")
+    X = np.random.default_rng(20261123).standard_normal((64, 6)).astype(dtype)
+    y = np.arange(64) % 3
+    est = make(name, random_state=7)
+    est.fit(X, y) if getattr(est, "objective", None) == "classification" else est.fit(X)
+    return est.transform(X)
+
+
+if __name__ == "__main__":
+    # python tests/test_pinned_outputs.py NAME [NAME ...]: pin a new map's output
+    # (both dtypes); maps already pinned are never overwritten.
+    import sys
+
+    path = Path(__file__).parent / "data" / "pinned_outputs.json"
+    for name in sys.argv[1:]:
+        for dtype in ("float64", "float32"):
+            key = f"{name}/{dtype}"
+            if key in PINNED["maps"]:
+                raise SystemExit(f"{key} is pinned already")
+            Z = _output(key)
+            PINNED["maps"][key] = {"sha256": hashlib.sha256(Z.tobytes()).hexdigest(),
+                                   "sample": Z[:3, :4].astype(float).tolist()}
+    path.write_text(json.dumps(PINNED, indent=1))
