@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from ._base import KernelParameter, product_into
-from ._cosine_map import CosineFeatureMap, _cos_features, _cossin_features
+from ._cosine_map import CosineFeatureMap
 from ._kernels import SHIFT_INVARIANT, canonical_kernel
 
 __all__ = ["RandomFourierFeatures"]

@@ -88,41 +88,6 @@ def _srht_apply(X, signs, index, scale, out):
                 j += 1
 
 
-def _srht(X, signs, index, out=None):
-    """Apply a drawn SRHT (see :func:`_srht_draw`) to the rows of any (n, d) block.
-
-    A validating wrapper of :func:`_srht_apply` that allocates the output; serial.
-    The library itself calls :func:`_srht_apply` inside its row blocks (SRHT,
-    CRAFTMaps); this is kept for the tests, which apply a drawn transform
-    without an estimator.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d), float32 or float64
-    signs, index : from :func:`_srht_draw`
-    out : ndarray of shape (n, len(index)) of X's dtype, optional
-
-    Returns
-    -------
-    out : ndarray of shape (n, len(index))
-
-    References
-    ----------
-    Tropp, J. A. Improved analysis of the subsampled randomized Hadamard
-    transform. Advances in Adaptive Data Analysis, 2011.
-    """
-    X = np.ascontiguousarray(X)
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
-    if X.ndim != 2 or X.shape[1] > signs.shape[1]:
-        raise ValueError(f"X must be 2-D with at most {signs.shape[1]} columns, got shape {X.shape}")
-    if out is None:
-        out = np.empty((X.shape[0], index.shape[0]), dtype=X.dtype)
-    _srht_apply(X, np.ascontiguousarray(signs, dtype=X.dtype), np.ascontiguousarray(index, dtype=np.int64),
-               X.dtype.type(1.0 / math.sqrt(index.shape[0])), out)
-    return out
-
-
 class SRHT(FeatureMap):
     """Subsampled randomized Hadamard transform: a fast linear (JL) projection.
 

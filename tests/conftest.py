@@ -20,3 +20,15 @@ def cloud():
     """300 standard normal points in 5 dimensions, on which the Gaussian maps are
     held to their kernel (a test module may define its own)."""
     return np.random.default_rng(5).standard_normal((300, 5))
+
+
+@pytest.fixture(scope="module")
+def sphere():
+    """300 points on the unit sphere in 8 dimensions, where the dot-product kernels
+    are bounded and their maps are held to them."""
+    X = np.random.default_rng(5).standard_normal((300, 8))
+    return X / np.linalg.norm(X, axis=1, keepdims=True)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: takes over 5 s; CI runs them all")

@@ -14,35 +14,8 @@ from kernelmaps._learned_map import (TrainingSchedule, _cos_sin_features, _kerne
 from kernelmaps.cnm import _dense_hinge_sgd_steps
 from kernelmaps.pegasos import DENSE_ACTIVE_FRACTION, _pegasos_steps
 
-
-# -- NumPy references -------------------------------------------------------------
-def ref_hinge_loss(X, signs, W, b, theta, offset):
-    k = theta.shape[1]
-    Z = np.sqrt(2.0 / k) * np.cos(X @ theta + offset)
-    return np.mean(np.sum(np.maximum(0.0, 1.0 - signs * (Z @ W + b)), axis=1))
-
-
-def ref_kernel_loss(X, gamma, theta, offset):
-    k = theta.shape[1]
-    Z = np.sqrt(2.0 / k) * np.cos(X @ theta + offset)
-    d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
-    return np.mean((np.exp(-gamma * d2) - Z @ Z.T) ** 2)
-
-
-def finite_difference(f, arrays, eps=1e-6):
-    grads = []
-    for a in arrays:
-        g = np.zeros_like(a)
-        for idx in np.ndindex(a.shape):
-            old = a[idx]
-            a[idx] = old + eps
-            up = f()
-            a[idx] = old - eps
-            down = f()
-            a[idx] = old
-            g[idx] = (up - down) / (2 * eps)
-        grads.append(g)
-    return grads
+from naive import (central_differences, cosine_map_hinge_loss, cosine_map_kernel_loss, fourier_features,
+                   kernel_loss, kernel_matrix, pegasos)
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +51,7 @@ def _sgd_problem(w_scale, seed=0):
     W = rng.standard_normal((k, C)) * w_scale
     theta = rng.standard_normal((d, k)) * 0.7
     offset = rng.uniform(0, 2 * np.pi, k)
-    scores = np.sqrt(2.0 / k) * np.cos(X @ theta + offset) @ W
+    scores = fourier_features(X @ theta, offset) @ W
     signs = np.full((n, C), -1, dtype=np.int8)
     signs[np.arange(n), np.argmax(scores, axis=1)] = 1
     top2 = np.sort(scores, axis=1)[:, -2:]
@@ -103,7 +76,7 @@ def test_hinge_gradient_matches_numpy(w_scale):
     dP = scale / len(X) * np.sin(P) * (active @ W.T)
     np.testing.assert_allclose(g_theta, X.T @ dP, rtol=1e-10, atol=1e-13)
     np.testing.assert_allclose(g_offset, dP.sum(axis=0), rtol=1e-10, atol=1e-13)
-    assert loss == pytest.approx(ref_hinge_loss(X, signs, W, b, theta, offset), rel=1e-12)
+    assert loss == pytest.approx(cosine_map_hinge_loss(X, signs, W, b, theta, offset), rel=1e-12)
 
 
 @pytest.mark.parametrize("learning_rate", ["pegasos", 0.2])
@@ -118,7 +91,7 @@ def test_dense_hinge_sgd_steps_matches_the_generic_path(learning_rate, w_scale):
     schedule = cnm._training_schedule()
     initial_rms = (float(np.sqrt(np.mean(theta**2))), float(np.sqrt(np.mean(offset**2))))
     # the two branches of the active-set products are both reached
-    scores = np.sqrt(2.0 / theta.shape[1]) * np.cos(X @ theta + offset) @ W + b
+    scores = fourier_features(X @ theta, offset) @ W + b
     density = np.mean(signs * scores < 1)
     assert (density > DENSE_ACTIVE_FRACTION) == (w_scale < 1)
     if w_scale > 1:
@@ -142,8 +115,7 @@ def test_dense_hinge_sgd_steps_matches_the_generic_path(learning_rate, w_scale):
 
 def test_dense_hinge_sgd_steps_without_active_pairs_does_not_move():
     X, signs, W, b, theta, offset = _sgd_problem(6.0)
-    scale = np.sqrt(2.0 / theta.shape[1])
-    scores = scale * np.cos(X @ theta + offset) @ W + b
+    scores = fourier_features(X @ theta, offset) @ W + b
     quiet = np.flatnonzero(np.all(signs * scores >= 1, axis=1))
     assert len(quiet) > 0
     batches = np.tile(quiet[:5], (3, 1)).astype(np.int64)
@@ -197,7 +169,7 @@ def test_paper_learning_rate_takes_the_steps_of_algorithm_2(problem):
         Xa = X[rows]
         P = Xa @ th + of
         Z = s * np.cos(P)
-        E = np.exp(-gamma * ((Xa[:, None] - Xa[None]) ** 2).sum(-1)) - Z @ Z.T
+        E = kernel_matrix(Xa, Xa, "gaussian", gamma) - Z @ Z.T
         dP = 4 * s / M**2 * (E @ Z) * np.sin(P)
         th -= Xa.T @ dP / (lam * t)
         of -= dP.sum(axis=0) / (lam * t)
@@ -226,18 +198,10 @@ def test_pegasos_steps_sparse_and_dense_subgradients_match_numpy():
     lam = 1e-3
     W, b = np.zeros((16, 4)), np.zeros(4)
     _pegasos_steps(Z, signs, W, b, batches, lam, 0, True)
-    Za = np.hstack([Z, np.ones((len(Z), 1))])
-    Wa = np.zeros((17, 4))
-    densities = []
-    for t, A in enumerate(batches, start=1):
-        eta = 1.0 / (lam * t)
-        active = np.where(signs[A] * (Za[A] @ Wa) < 1, signs[A], 0)
-        densities.append(np.mean(active != 0))
-        Wa = (1 - eta * lam) * Wa + eta / len(A) * Za[A].T @ active
-        Wa *= np.minimum(1.0, (1 / np.sqrt(lam)) / np.linalg.norm(Wa, axis=0))
-    assert max(densities) > DENSE_ACTIVE_FRACTION > min(densities)
-    np.testing.assert_allclose(W, Wa[:-1], rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(b, Wa[-1], rtol=1e-9, atol=1e-12)
+    W_ref, b_ref, active_fractions = pegasos(Z, signs, batches, lam)
+    assert active_fractions.max() > DENSE_ACTIVE_FRACTION > active_fractions.min()
+    np.testing.assert_allclose(W, W_ref, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(b, b_ref, rtol=1e-9, atol=1e-12)
 
 
 def test_multiclass_theta_gradient_matches_finite_differences(problem):
@@ -247,8 +211,8 @@ def test_multiclass_theta_gradient_matches_finite_differences(problem):
     cnm.n_components_ = 6  # set by fit, which this test bypasses
     params = [theta.copy(), offset.copy()]
     loss, grads = cnm._hinge_gradient(X, signs, W, b, params)
-    assert loss == pytest.approx(ref_hinge_loss(X, signs, W, b, *params), rel=1e-12)
-    numeric = finite_difference(lambda: ref_hinge_loss(X, signs, W, b, *params), params)
+    assert loss == pytest.approx(cosine_map_hinge_loss(X, signs, W, b, *params), rel=1e-12)
+    numeric = central_differences(lambda: cosine_map_hinge_loss(X, signs, W, b, *params), params)
     for g, n in zip(grads, numeric):
         np.testing.assert_allclose(g, n, rtol=1e-5, atol=1e-8)
 
@@ -261,8 +225,7 @@ def test_kernel_kernels_match_numpy(problem):
     G = X @ X.T
     E = np.empty((40, 40))
     total = _kernel_residual(G, np.diag(G).copy(), Z @ Z.T, 0.3, E)
-    d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
-    np.testing.assert_allclose(E, np.exp(-0.3 * d2) - Z @ Z.T, atol=1e-13)
+    np.testing.assert_allclose(E, kernel_matrix(X, X, "gaussian", 0.3) - Z @ Z.T, atol=1e-13)
     assert total == pytest.approx(np.sum(E**2), rel=1e-12)
     dP = np.empty_like(P)
     _kernel_backward(E @ Z, np.sin(P), 2.0, dP)
@@ -276,8 +239,8 @@ def test_kernel_gradient_eq11_matches_finite_differences(problem):
     cnm.n_components_ = 6  # set by fit, which this test bypasses
     params = [theta.copy(), offset.copy()]
     loss, grads = cnm._kernel_gradient(X, 0.3, params)
-    assert loss == pytest.approx(ref_kernel_loss(X, 0.3, *params), rel=1e-10)
-    numeric = finite_difference(lambda: ref_kernel_loss(X, 0.3, *params), params)
+    assert loss == pytest.approx(cosine_map_kernel_loss(X, 0.3, *params), rel=1e-10)
+    numeric = central_differences(lambda: cosine_map_kernel_loss(X, 0.3, *params), params)
     for g, n in zip(grads, numeric):
         np.testing.assert_allclose(g, n, rtol=1e-5, atol=1e-9)
 
@@ -288,7 +251,7 @@ def test_transform_is_the_learned_cosine_map(problem):
     cnm = CompactNonlinearMap(8, gamma=0.5, batch_size=20, n_steps_w=5, n_steps_theta=5, max_iter=2,
                               random_state=0).fit(X, y)
     theta = cnm.theta_
-    Z = np.sqrt(2.0 / 8) * np.cos(np.hstack([X, np.ones((40, 1))]) @ theta)
+    Z = fourier_features(np.hstack([X, np.ones((40, 1))]) @ theta)
     np.testing.assert_allclose(cnm.transform(X), Z, atol=1e-12)
     scores = cnm.decision_function(X)
     np.testing.assert_allclose(scores, Z @ cnm.coef_ + cnm.intercept_, atol=1e-12)
@@ -370,20 +333,15 @@ def test_cnm_kerapp_has_lower_heldout_kernel_error_than_rff():
     X, _, Xt, _ = _standardized("letter", 2000)
     Xt = Xt[:400]
     gamma = 0.1
-    K = np.exp(-gamma * ((Xt[:, None] - Xt[None]) ** 2).sum(-1))
-
-    def mse(Z):
-        return np.mean((K - Z @ Z.T) ** 2)
-
+    K = kernel_matrix(Xt, Xt, "gaussian", gamma)
     cnm = CompactNonlinearMap(32, objective="kernel", gamma=gamma, batch_size=200, max_iter=5,
                               random_state=0).fit(X)
-    rff = np.mean([mse(RandomFourierFeatures(32, gamma=gamma, random_state=s).fit(X).transform(Xt))
+    rff = np.mean([kernel_loss(K, RandomFourierFeatures(32, gamma=gamma, random_state=s).fit(X).transform(Xt))
                    for s in range(3)])
-    learned = mse(cnm.transform(Xt))
+    learned = kernel_loss(K, cnm.transform(Xt))
     assert learned < 0.8 * rff
     # the map learns *this* kernel: the Gaussian of twice the bandwidth is far off
-    K2 = np.exp(-2 * gamma * ((Xt[:, None] - Xt[None]) ** 2).sum(-1))
-    assert np.mean((K2 - cnm.transform(Xt) @ cnm.transform(Xt).T) ** 2) > 2 * learned
+    assert kernel_loss(kernel_matrix(Xt, Xt, "gaussian", 2 * gamma), cnm.transform(Xt)) > 2 * learned
     np.testing.assert_allclose(cnm.kernel(Xt[:5], Xt[:3]), K[:5, :3], rtol=1e-10)
 
 

@@ -15,7 +15,8 @@ import kernelmaps._hadamard
 from kernelmaps._hadamard import REGISTER_BLOCK, _register_row, fwht_row, register_butterflies
 
 
-@pytest.mark.parametrize("n", [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384])
+@pytest.mark.parametrize("n", [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192,
+                               pytest.param(16384, marks=pytest.mark.slow)])  # a 2 GB dense reference
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 2e-5)])
 def test_fwht_matches_scipy_hadamard(n, dtype, rtol):
     rng = np.random.default_rng(n)

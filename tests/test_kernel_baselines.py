@@ -15,8 +15,11 @@ from kernelmaps._kernels import exact_kernel
 from kernelmaps.kernel_svc import _greedy_coordinate_descent, _kernel_column
 from kernelmaps._kernels import KERNEL_CODES
 
+from naive import greedy_coordinate_descent
+
 
 def cache_state(n, n_slots):
+    """An empty kernel-column cache of ``n_slots`` columns for ``n`` points."""
     return (np.empty((n_slots, n)), np.full(n, -1, dtype=np.int64),
             np.full(n_slots, -1, dtype=np.int64), np.full(n_slots, -1, dtype=np.int64))
 
@@ -39,21 +42,6 @@ def test_kernel_column_is_the_gram_column_and_the_cache_is_lru(kernel):
     assert slot_of[7] == -1 and slot_of[3] >= 0 and slot_of[11] >= 0
 
 
-def reference_gcd(Q, C, tol, max_iter):
-    """Plain-NumPy greedy coordinate descent on the box-constrained SVM dual."""
-    n = len(Q)
-    alpha = np.zeros(n)
-    z = np.zeros(n)
-    for it in range(max_iter):
-        delta = np.clip((1 - z) / np.diag(Q), -alpha, C - alpha)
-        i = int(np.argmax(np.abs(delta)))
-        if abs(delta[i]) < tol:
-            return alpha, it
-        alpha[i] += delta[i]
-        z += delta[i] * Q[:, i]
-    return alpha, max_iter
-
-
 @pytest.mark.parametrize("n_slots", [2, 60])
 def test_greedy_coordinate_descent_matches_numpy(n_slots):
     rng = np.random.default_rng(1)
@@ -61,7 +49,7 @@ def test_greedy_coordinate_descent_matches_numpy(n_slots):
     y = np.where(X[:, 0] * X[:, 1] + 0.3 * rng.standard_normal(60) > 0, 1.0, -1.0)
     K = exact_kernel(X, kernel="gaussian", gamma=0.5)
     Q = np.outer(y, y) * (K + 1.0)
-    expected, n_expected = reference_gcd(Q, 2.0, 1e-6, 5000)
+    expected, n_expected = greedy_coordinate_descent(Q, 2.0, 1e-6, 5000)
     alpha, z = np.zeros(60), np.zeros(60)
     cache, slot_of, slot_owner, last_used = cache_state(60, n_slots)
     it, converged, _ = _greedy_coordinate_descent(

@@ -7,6 +7,8 @@ from sklearn.linear_model import Ridge
 from kernelmaps import LeastSquaresClassifier, LeastSquaresRegressor, PegasosSVC
 from kernelmaps.pegasos import _pegasos_steps
 
+from naive import pegasos
+
 
 @pytest.fixture(scope="module")
 def blobs():
@@ -50,20 +52,6 @@ def test_partial_fit_over_blocks_equals_fit(blobs):
         parts.partial_fit(X[:3], np.array([0, 1, 9]))
 
 
-def pegasos_reference(Z, signs, batches, lam):
-    """Plain NumPy transcription of the CNM paper's Algorithm 1 (bias as a feature)."""
-    Za = np.hstack([Z, np.ones((len(Z), 1))])
-    W = np.zeros((Za.shape[1], signs.shape[1]))
-    for t, A in enumerate(batches, start=1):
-        eta = 1.0 / (lam * t)
-        margins = signs[A] * (Za[A] @ W)
-        active = np.where(margins < 1, signs[A], 0.0)
-        W = (1 - eta * lam) * W + eta / len(A) * Za[A].T @ active
-        norms = np.linalg.norm(W, axis=0)
-        W *= np.minimum(1.0, (1 / np.sqrt(lam)) / np.maximum(norms, 1e-300))
-    return W[:-1], W[-1]
-
-
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_pegasos_kernel_matches_numpy_reference(blobs, dtype):
     X, y = blobs
@@ -72,7 +60,7 @@ def test_pegasos_kernel_matches_numpy_reference(blobs, dtype):
     W = np.zeros((10, 4))
     b = np.zeros(4)
     _pegasos_steps(X.astype(dtype), signs, W, b, batches, 0.01, 0, True)
-    W_ref, b_ref = pegasos_reference(X.astype(dtype).astype(np.float64), signs.astype(float), batches, 0.01)
+    W_ref, b_ref, _ = pegasos(X.astype(dtype).astype(np.float64), signs.astype(float), batches, 0.01)
     np.testing.assert_allclose(W, W_ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(b, b_ref, rtol=1e-9, atol=1e-12)
 

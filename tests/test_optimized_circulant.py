@@ -3,17 +3,13 @@ matrices and finite differences, and optimization beating random at small scale.
 
 import numpy as np
 import pytest
-import scipy.linalg
 from sklearn.preprocessing import StandardScaler
 
 import kernelmaps.datasets
 from kernelmaps import CirculantRandomFeatures, OptimizedCirculantMap, PegasosSVC
 
-
-def dense_projection(X, signs, r, k):
-    """``[circ(r_0); circ(r_1); ...] D x`` with the circulant matrices formed."""
-    R = np.vstack([scipy.linalg.circulant(rb) for rb in r])
-    return (X * signs) @ R.T[:, :k]
+from naive import (central_differences, circulant_projection, fourier_features, kernel_matrix,
+                   multiclass_hinge_loss)
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +24,8 @@ def fitted():
 
 def test_transform_matches_dense_circulant(fitted):
     est, X, _ = fitted
-    P = dense_projection(X, est.signs_, est.circulant_vectors_, 12) + est.offset_
-    np.testing.assert_allclose(est.transform(X), np.sqrt(2.0 / 12) * np.cos(P), atol=1e-12)
+    P = circulant_projection(X, est.signs_, est.circulant_vectors_, 12)
+    np.testing.assert_allclose(est.transform(X), fourier_features(P, est.offset_), atol=1e-12)
     assert est.circulant_vectors_.shape == (3, 5)  # ceil(12 / 5) blocks
     np.testing.assert_allclose(est.decision_function(X),
                                est.transform(X) @ est.coef_ + est.intercept_, atol=1e-12)
@@ -59,7 +55,7 @@ def test_eq17_gradient_equals_the_dense_one(fitted):
         for j in range(5):
             e = np.zeros_like(r)
             e[b, j] = 1.0
-            dense[b, j] = np.sum(dP * dense_projection(X, est.signs_, e, 12))
+            dense[b, j] = np.sum(dP * circulant_projection(X, est.signs_, e, 12))
     np.testing.assert_allclose(grad, dense, atol=1e-10)
 
 
@@ -72,20 +68,12 @@ def test_hinge_gradient_matches_finite_differences(fitted):
     params = [rng.standard_normal((3, 5)) * 0.5, rng.uniform(0, 6, 12)]
 
     def loss():
-        Z = np.sqrt(2.0 / 12) * np.cos(dense_projection(X, est.signs_, params[0], 12) + params[1])
-        return np.mean(np.sum(np.maximum(0.0, 1.0 - signs * (Z @ W + b)), axis=1))
+        P = circulant_projection(X, est.signs_, params[0], 12)
+        return multiclass_hinge_loss(fourier_features(P, params[1]), signs, W, b)
 
     value, grads = est._hinge_gradient(X, signs, W, b, params)
     assert value == pytest.approx(loss(), rel=1e-12)
-    for g, a in zip(grads, params):
-        numeric = np.zeros_like(a)
-        for idx in np.ndindex(a.shape):
-            old = a[idx]
-            a[idx] = old + 1e-6
-            up = loss()
-            a[idx] = old - 1e-6
-            numeric[idx] = (up - loss()) / 2e-6
-            a[idx] = old
+    for g, numeric in zip(grads, central_differences(loss, params)):
         np.testing.assert_allclose(g, numeric, rtol=1e-5, atol=1e-8)
 
 
@@ -96,11 +84,11 @@ def test_initial_map_is_the_randomized_circulant_map():
     gamma = 0.1
     est = OptimizedCirculantMap(2048, objective="kernel", gamma=gamma, max_iter=0,
                                 random_state=0).fit(X)
-    K = np.exp(-gamma * ((X[:, None] - X[None]) ** 2).sum(-1))
+    K = kernel_matrix(X, X, "gaussian", gamma)
     Z = est.transform(X)
     err = np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K)
     assert err < 0.08
-    K2 = np.exp(-2 * gamma * ((X[:, None] - X[None]) ** 2).sum(-1))
+    K2 = kernel_matrix(X, X, "gaussian", 2 * gamma)
     assert np.linalg.norm(K2 - Z @ Z.T) / np.linalg.norm(K2) > 2 * err
 
 

@@ -1,15 +1,14 @@
 """Orthogonal random features: the draw, the map against NumPy and against its kernel."""
 
-import functools
-
 import numpy as np
 import pytest
 from scipy import stats
 
-from kernelmaps import OrthogonalRandomFeatures, RandomFourierFeatures, kernel_mse
+from kernelmaps import OrthogonalRandomFeatures, RandomFourierFeatures
 from kernelmaps.orf import _draw_orthogonal_gaussian
 
-from map_checks import gaussian_map_error
+from kernel_checks import assert_within_bound_and_a_wrong_bandwidth_fails, kernel_mse_per_seed
+from naive import fourier_features
 
 GAMMA = 0.15  # kernel values spread over (0, 1] on the cloud, as in test_rff
 
@@ -46,33 +45,17 @@ def test_transform_matches_numpy(output, dtype, tol, cloud):
     orf = OrthogonalRandomFeatures(22, gamma=GAMMA, output=output, random_state=3).fit(cloud)
     W = orf.random_weights_
     assert W.shape == (5, 22 if output == "cos" else 11)
-    P = cloud @ W
-    if output == "cos":
-        expected = np.sqrt(2 / 22) * np.cos(P + orf.random_offset_)
-    else:
-        expected = np.hstack([np.cos(P), np.sin(P)]) / np.sqrt(11)
+    expected = fourier_features(cloud @ W, orf.random_offset_, output)
     np.testing.assert_allclose(orf.transform(cloud.astype(dtype)), expected, atol=tol, rtol=0)
 
 
-frob = functools.partial(gaussian_map_error, OrthogonalRandomFeatures)
-
-
+# The Gaussian with output="cos" is checked with the other maps in test_kernel_approximation.
 # Typical error at D = 4096 on the cloud is 0.03; with the bandwidth off by a
 # factor 2 it is above 0.2 (checked by mutating sqrt(2 gamma) to sqrt(gamma) and
 # to sqrt(4 gamma) in orf.py: this test then fails).
-BOUND = 0.08
-
-
-@pytest.mark.parametrize("output", ["cos", "cossin"])
-def test_error_is_below_the_bound_and_a_wrong_bandwidth_fails(output, cloud):
-    assert frob(GAMMA, cloud, 4096, 0, output) < BOUND
-    for wrong in (2 * GAMMA, GAMMA / 2):
-        assert frob(wrong, cloud, 4096, 0, output, true_gamma=GAMMA) > 2 * BOUND
-
-
-def test_error_falls_with_D(cloud):
-    err = {D: np.mean([frob(GAMMA, cloud, D, s) for s in range(4)]) for D in (256, 4096)}
-    assert err[4096] < err[256] / 3, err
+def test_cossin_within_the_bound_and_a_wrong_bandwidth_fails(cloud):
+    assert_within_bound_and_a_wrong_bandwidth_fails(
+        lambda gamma: OrthogonalRandomFeatures(4096, gamma=gamma, output="cossin", random_state=0), cloud, GAMMA, 0.08)
 
 
 def test_lower_kernel_mse_than_rff_on_letter(letter_standardized):
@@ -85,26 +68,7 @@ def test_lower_kernel_mse_than_rff_on_letter(letter_standardized):
     X = letter_standardized[:300]
     D = 4 * X.shape[1]
     gamma = RandomFourierFeatures(1, gamma="knn50", random_state=0).fit(X).gamma_
-    K = RandomFourierFeatures(1, gamma=gamma).fit(X).kernel(X)
-
-    def mse(cls, seed):
-        return kernel_mse(K, Z=cls(D, gamma=gamma, random_state=seed).fit(X).transform(X))
-
-    diff = np.array([mse(OrthogonalRandomFeatures, s) - mse(RandomFourierFeatures, s) for s in range(60)])
+    diff = (kernel_mse_per_seed(OrthogonalRandomFeatures, X, D, gamma, 60)
+            - kernel_mse_per_seed(RandomFourierFeatures, X, D, gamma, 60))
     stderr = diff.std() / np.sqrt(len(diff))
     assert diff.mean() < -4 * stderr, (diff.mean(), stderr)
-
-
-def test_float32_close_to_float64(cloud):
-    orf = OrthogonalRandomFeatures(256, gamma=GAMMA, random_state=0).fit(cloud)
-    np.testing.assert_allclose(orf.transform(cloud.astype(np.float32)), orf.transform(cloud), atol=1e-5)
-
-
-def test_parameters_are_checked(cloud):
-    with pytest.raises(ValueError, match="even n_components"):
-        OrthogonalRandomFeatures(7, output="cossin").fit(cloud)
-    with pytest.raises(ValueError, match="output"):
-        OrthogonalRandomFeatures(8, output="sin").fit(cloud)
-    with pytest.raises(ValueError, match="gamma"):
-        OrthogonalRandomFeatures(8, gamma=-1.0).fit(cloud)
-    assert OrthogonalRandomFeatures(8, gamma="median").fit(cloud).kernel_ == "gaussian"

@@ -1,0 +1,44 @@
+"""Statistical checks of a feature map against its exact kernel.
+
+One copy of each, used by the checks generated per kernel family
+(test_kernel_approximation) and by the per-map tests of the variants those do
+not cover (other kernels, the cos/sin output, other up- and down-projections).
+"""
+
+import numpy as np
+
+from kernelmaps import kernel_mse, relative_frobenius_error
+
+
+def gram_error(est, X, K=None):
+    """Relative Frobenius error of the fitted map's ``Z Z^T`` on ``X`` against ``K``
+    (default: the map's own ``kernel(X)``)."""
+    return relative_frobenius_error(est.kernel(X) if K is None else K, Z=est.transform(X))
+
+
+def kernel_mse_per_seed(cls, X, n_components, gamma, n_seeds):
+    """The kernel MSE on ``X`` of ``cls(n_components, gamma=gamma)`` drawn with each
+    seed ``0, 1, ..., n_seeds - 1``, against the map's kernel (for paired comparisons)."""
+    K = cls(n_components, gamma=gamma, random_state=0).fit(X).kernel(X)
+    return np.array([kernel_mse(K, Z=cls(n_components, gamma=gamma, random_state=seed).fit(X).transform(X))
+                     for seed in range(n_seeds)])
+
+
+def assert_within_bound_and_a_wrong_bandwidth_fails(draw, X, gamma, bound):
+    """``draw(gamma)`` fitted on ``X`` is within ``bound`` of its kernel, and drawn at
+    ``2 gamma`` or ``gamma / 2`` it is more than ``2 bound`` from that same kernel."""
+    right = draw(gamma).fit(X)
+    K = right.kernel(X)
+    assert gram_error(right, X, K) < bound
+    for wrong in (2 * gamma, gamma / 2):
+        error = gram_error(draw(wrong).fit(X), X, K)
+        assert error > 2 * bound, (wrong, error)
+
+
+def assert_unbiased_over_seeds(maps, X, K, n_sigma):
+    """The mean of ``Z Z^T`` on ``X`` over the fitted ``maps`` (one a seed) is within
+    ``n_sigma`` standard errors of ``K`` at every entry."""
+    grams = np.array([(lambda Z: Z @ Z.T)(est.transform(X)) for est in maps])
+    standard_error = grams.std(axis=0) / np.sqrt(len(grams))
+    z = np.abs(grams.mean(axis=0) - K) / (standard_error + 1e-12)
+    assert z.max() < n_sigma, z.max()

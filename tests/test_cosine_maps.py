@@ -1,0 +1,34 @@
+"""What every random-cosine map of the Gaussian kernel shares, generated from the
+registry (the maps with an ``output`` parameter): its parameters are checked, and
+float32 input gives the float64 features to float32 precision."""
+
+import numpy as np
+import pytest
+
+from registry import FEATURE_MAPS, REGISTRY
+
+COSINE_MAPS = sorted(name for name in FEATURE_MAPS if "output" in REGISTRY[name]().get_params())
+
+
+def test_the_cosine_maps_are_found():
+    assert {"rff", "orf", "fastfood", "sorf", "circulant"} <= set(COSINE_MAPS)
+
+
+@pytest.mark.parametrize("name", COSINE_MAPS)
+def test_parameters_are_checked(name, cloud):
+    cls = REGISTRY[name]
+    with pytest.raises(ValueError, match="even n_components"):
+        cls(7, output="cossin").fit(cloud)
+    with pytest.raises(ValueError, match="output"):
+        cls(8, output="sin").fit(cloud)
+    for bad in (0, -1.0, "wide"):
+        with pytest.raises(ValueError, match="gamma"):
+            cls(8, gamma=bad).fit(cloud)
+    for heuristic in ("median", "knn50"):
+        assert cls(8, gamma=heuristic).fit(cloud).kernel_ == "gaussian"
+
+
+@pytest.mark.parametrize("name", COSINE_MAPS)
+def test_float32_close_to_float64(name, cloud):
+    est = REGISTRY[name](256, gamma=0.15, random_state=0).fit(cloud)
+    np.testing.assert_allclose(est.transform(cloud.astype(np.float32)), est.transform(cloud), atol=1e-5)
