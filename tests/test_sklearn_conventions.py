@@ -26,7 +26,7 @@ pd = pytest.importorskip("pandas")
 
 #: Maps whose sparse path is a sparse-dense product instead of the dense BLAS
 #: one: same features up to rounding, not bit for bit.
-SPARSE_PRODUCT = {"rff", "orf", "nystroem", "random_maclaurin", "craftmaps"}
+SPARSE_PRODUCT = {name for name in FEATURE_MAPS if getattr(REGISTRY[name], "accepts_sparse_blocks", False)}
 #: Relative tolerance of those, against the largest feature.
 RTOL = {np.float64: 1e-12, np.float32: 1e-5}
 
