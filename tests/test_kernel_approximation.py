@@ -13,9 +13,8 @@ import warnings
 
 import numpy as np
 import pytest
-
-from kernelmaps import relative_frobenius_error
 from kernel_checks import assert_unbiased_over_seeds, gram_error
+from kernelmaps import relative_frobenius_error
 from registry import FEATURE_MAPS, REGISTRY, make
 
 
