@@ -11,12 +11,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from ._fastmath import all_finite
 from ._kernels import exact_kernel
 from ._parallel import BLOCK_BYTES, ThreadScratch, block_rows, n_worker_threads, run_row_blocks  # noqa: F401
 from ._validation import (FLOAT_DTYPES, FeatureOverflowError, check_choice, check_fits_in_memory,  # noqa: F401
@@ -82,24 +82,6 @@ class RegisteredEstimator:
             unfitted estimator that approximates the same kernel, or ``{}``.
         """
         return {}
-
-
-@njit(cache=True, nogil=True, fastmath={"reassoc"})
-def all_finite(A):
-    """Whether every entry of the 2-D array ``A`` is finite.
-
-    ``x - x`` is 0 for a finite ``x`` and NaN for NaN or infinity, so the sum
-    is a branch-free test. ``reassoc`` alone lets the sum vectorize (several
-    partial sums) while NaN and infinity keep their meaning: without
-    ``nnan``/``ninf`` the compiler may not fold ``x - x`` to 0. Accumulating in
-    the array's own dtype keeps float32 rows at full vector width.
-    """
-    total = A.dtype.type(0)
-    for i in range(A.shape[0]):
-        row = A[i]
-        for j in range(A.shape[1]):
-            total += row[j] - row[j]
-    return total == 0
 
 
 def encode_classes(estimator, y):
@@ -193,6 +175,13 @@ def densify_rows(X, out):
     reuses one scratch buffer instead of a fresh allocation per block.
     """
     return X.toarray(out=out)
+
+
+def dense_rows(X, rows):
+    """``X[rows]`` as a dense array: a few rows (landmarks, a candidate pool, a
+    row to report), never all of a sparse ``X``."""
+    selected = X[rows]
+    return selected.toarray() if sp.issparse(selected) else selected
 
 
 def product_into(X, W, out):
@@ -376,7 +365,7 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
     def _raise_overflow(self, X, out, block_start):
         bad_rows = np.flatnonzero(~np.isfinite(out).all(axis=1))
         row = int(bad_rows[0]) if len(bad_rows) else block_start
-        x = X[row:row + 1].toarray() if sp.issparse(X) else X[row]
+        x = dense_rows(X, slice(row, row + 1))
         params = {key: value for key, value in self.get_params(deep=False).items()
                   if key in ("gamma", "degree", "coef0", "scale", "coefficients") or key.startswith("gamma")}
         fitted = {key: getattr(self, key) for key in ("gamma_",) if hasattr(self, key)}

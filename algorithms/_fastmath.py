@@ -340,3 +340,21 @@ def sin(x):
 def exp(x):
     """Element-wise exponential of a float32 or float64 array by the vectorized kernel."""
     return _elementwise(_apply_exp, x)
+
+
+@njit(cache=True, nogil=True, fastmath={"reassoc"})
+def all_finite(A):
+    """Whether every entry of the 2-D array ``A`` is finite.
+
+    ``x - x`` is 0 for a finite ``x`` and NaN for NaN or infinity, so the sum
+    is a branch-free test. ``reassoc`` alone lets the sum vectorize (several
+    partial sums) while NaN and infinity keep their meaning: without
+    ``nnan``/``ninf`` the compiler may not fold ``x - x`` to 0. Accumulating in
+    the array's own dtype keeps float32 rows at full vector width.
+    """
+    total = A.dtype.type(0)
+    for i in range(A.shape[0]):
+        row = A[i]
+        for j in range(A.shape[1]):
+            total += row[j] - row[j]
+    return total == 0

@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 from scipy.spatial.distance import cdist
 
-from ._fastmath import FASTMATH, vexp
+from ._fastmath import FASTMATH, all_finite, vexp
 from ._parallel import block_rows, run_row_blocks
 from ._validation import FeatureOverflowError
 
@@ -249,12 +249,19 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     sq_y = np.einsum("ij,ij->i", Y, Y)
     c0, p = dtype(coef0), int(degree) if kernel == "polynomial" else 0
     step = block_rows(Y.shape[0] * G.itemsize)
-    run_row_blocks(X.shape[0], step,
-                   lambda start, stop: kernel_block(G[start:stop], X[start:stop], Y, sq_y, code, g, c0, p))
+    overflowed = []
+
+    def work(start, stop):
+        kernel_block(G[start:stop], X[start:stop], Y, sq_y, code, g, c0, p)
+        # checked while the block is in cache, without an n x m mask of the whole Gram
+        if not all_finite(G[start:stop]):
+            overflowed.append(start)
+
+    run_row_blocks(X.shape[0], step, work)
     if kernel == "gaussian" and same:
         # exact 1 on the diagonal, whatever the cancellation in |x|^2 - 2<x,x> + |x|^2
         np.fill_diagonal(G, 1.0)
-    if not np.isfinite(G).all():
+    if overflowed:
         raise FeatureOverflowError(
             f"the {kernel} kernel (gamma={gamma}, degree={degree}, coef0={coef0}) overflows "
             f"{np.dtype(dtype).name} on inputs of magnitude up to "

@@ -76,7 +76,8 @@ class NormalEquations:
         """
         Z64 = np.asarray(Z, dtype=np.float64)
         if Z64.size:
-            self.largest_feature = max(self.largest_feature, float(np.max(np.abs(Z64))))
+            # only for the overflow message: max and -min need no |Z| copy
+            self.largest_feature = max(self.largest_feature, float(Z64.max()), -float(Z64.min()))
         self.gram += Z64.T @ Z64
         self.feature_sum += Z64.sum(axis=0)
         self.n_samples += Z64.shape[0]

@@ -4,7 +4,7 @@
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import FeatureMap, KernelParameter, bandwidth_input, check_choice, densify_rows
+from ._base import FeatureMap, KernelParameter, bandwidth_input, check_choice, dense_rows, densify_rows
 from ._kernels import (KERNEL_CODES, LAST_BLAS_KERNEL_CODE, SHIFT_INVARIANT, check_kernel_params, dtype_gamma,
                        exact_kernel, frame_gamma, kernel_block,
                        resolve_gamma, shift_invariant_frame, to_frame)
@@ -53,12 +53,6 @@ def _ridge_leverage_scores(K, n_components):
     lam = max(lam, s[0] * EIG_FLOOR if s[0] > 0 else 1.0)
     scores = (U * U) @ (s / (s + lam))
     return np.clip(scores, 0.0, 1.0), float(lam)
-
-
-def _dense_rows(X, rows):
-    """``X[rows]`` as a dense array: a few landmarks or a candidate pool, never all of a sparse ``X``."""
-    selected = X[rows]
-    return selected.toarray() if sp.issparse(selected) else selected
 
 
 class Nystroem(FeatureMap):
@@ -211,12 +205,12 @@ class Nystroem(FeatureMap):
         if given:
             V = self._given_landmarks(X)
         elif self.landmarks == "uniform":
-            V = _dense_rows(X, indices)
+            V = dense_rows(X, indices)
         elif self.landmarks == "kmeans":
             V = self._kmeans_landmarks(X, rng)
         else:
             indices = self._leverage_indices(X, rng)
-            V = _dense_rows(X, indices)
+            V = dense_rows(X, indices)
         self.components_ = np.ascontiguousarray(V, dtype=np.float64)
         self.component_indices_ = indices
         if kernel in SHIFT_INVARIANT:
@@ -262,7 +256,7 @@ class Nystroem(FeatureMap):
         m = self.n_components_
         n = X.shape[0]
         pool = np.sort(rng.permutation(n)[: min(n, LEVERAGE_POOL * m)])
-        P = np.asarray(_dense_rows(X, pool), dtype=np.float64)
+        P = np.asarray(dense_rows(X, pool), dtype=np.float64)
         scores, _ = _ridge_leverage_scores(exact_kernel(P, None, **self._kernel_params()), m)
         positive = int((scores > 0).sum())
         if positive == 0:
