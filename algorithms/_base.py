@@ -338,6 +338,7 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
         """
         check_is_fitted(self)
         X = check_float_array(self, X, reset=False, accept_sparse=True)
+        self._check_transform_input(X)
         n, d = X.shape
         out = np.empty((n, self.n_components_), dtype=X.dtype)
         densify = sp.issparse(X) and not self.accepts_sparse_blocks
@@ -375,6 +376,10 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
             f"{float(np.max(np.abs(x))):.3g}), with parameters {params | fitted}. Rescale the input "
             "or choose parameters whose features stay finite."
         )
+
+    def _check_transform_input(self, X):
+        """Refuse validated input outside the map's domain (e.g. ``x <= -c`` for a
+        kernel of ``log(x + c)``) with a ``ValueError``; the default accepts all."""
 
     def _prepare_transform(self, dtype):
         """Per-call set-up shared by the blocks (e.g. parameters cast to ``dtype``).

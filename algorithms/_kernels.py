@@ -12,6 +12,31 @@ polynomial    ``(gamma <x, y> + coef0)^degree``            dot-product
 exponential   ``exp(gamma <x, y>)``                        dot-product
 ============  ==========================================  =================
 
+Histogram kernels, on non-negative data (``c`` is ``skewedness``):
+
+====================  =====================================================
+name                  k(x, y)
+====================  =====================================================
+skewed_chi2           ``prod_j 2 a_j^g b_j^g / (a_j^2g + b_j^2g)``,
+                      ``a = x + c``, ``b = y + c``
+                      (``= prod_j sech(g (log a_j - log b_j))``)
+skewed_intersection   ``prod_j min((a_j / b_j)^g, (b_j / a_j)^g)``
+                      (``= exp(-g sum_j |log a_j - log b_j|)``)
+chi2                  ``exp(-g sum_j (x_j - y_j)^2 / (x_j + y_j))``
+additive_chi2         ``sum_j 2 x_j y_j / (x_j + y_j)`` (no bandwidth)
+====================  =====================================================
+
+The skewed kernels are those of Li, Ionescu & Sminchisescu (DAGM 2010) in the
+parametrization of Table 1 of Băzăvan, Li & Sminchisescu (NIPS 2012): ``g`` is
+the ``sigma`` that multiplies the frequencies, so scikit-learn's
+``SkewedChi2Sampler`` approximates ``skewed_chi2`` with ``g = 1/2``. They need
+``x > -c``; they are shift-invariant in ``log(x + c)``. ``chi2`` is
+scikit-learn's ``chi2_kernel``; ``additive_chi2`` is the kernel the homogeneous
+additive map of Vedaldi & Zisserman approximates (scikit-learn's
+``additive_chi2_kernel`` is a different, negative-definite function,
+``-sum (x - y)^2 / (x + y)``). Both need ``x >= 0``; a coordinate with
+``x_j + y_j = 0`` contributes 0.
+
 The Cauchy kernel is normalized to ``k(0) = 1``; the table of Rahimi & Recht (2007)
 prints ``prod 2/(1+d^2)``, whose value at 0 is ``2^d`` and which is not what their
 spectral density ``prod e^{-|w_j|}/2`` transforms to.
@@ -39,6 +64,12 @@ from ._validation import FeatureOverflowError
 
 KERNELS = ("gaussian", "laplacian", "cauchy", "polynomial", "exponential")
 SHIFT_INVARIANT = ("gaussian", "laplacian", "cauchy")
+#: Kernels of ``log(x + skewedness)`` (Li, Ionescu & Sminchisescu, DAGM 2010).
+SKEWED_KERNELS = ("skewed_chi2", "skewed_intersection")
+#: Chi-squared kernels of non-negative histograms.
+CHI2_KERNELS = ("chi2", "additive_chi2")
+#: Every name :func:`exact_kernel` evaluates.
+ALL_KERNELS = KERNELS + SKEWED_KERNELS + CHI2_KERNELS
 _ALIASES = {"rbf": "gaussian"}
 GAMMA_HEURISTICS = ("scale", "median", "knn50")
 #: Rows the distance heuristics ('median', 'knn50') sample: their pairwise
@@ -67,7 +98,8 @@ def canonical_kernel(kernel, allowed=KERNELS):
 
 
 # ------------------------------------------------------------------ kernels
-KERNEL_CODES = {"gaussian": 0, "exponential": 1, "polynomial": 2, "laplacian": 3, "cauchy": 4}
+KERNEL_CODES = {"gaussian": 0, "exponential": 1, "polynomial": 2, "laplacian": 3, "cauchy": 4,
+                "sech": 5, "chi2": 6, "additive_chi2": 7}
 #: Codes up to this one start from the BLAS product ``X V^T`` (see
 #: :func:`kernel_block`); the L1 and Cauchy kernels after it have no BLAS form.
 LAST_BLAS_KERNEL_CODE = 2
@@ -91,7 +123,10 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
     code : int
         0 gaussian ``exp(-g |x-v|^2)``, 1 exponential ``exp(g <x,v>)``,
         2 polynomial ``(g <x,v> + c)^p``, 3 laplacian ``exp(-g |x-v|_1)``,
-        4 cauchy ``prod 1/(1 + g (x_k-v_k)^2)``.
+        4 cauchy ``prod 1/(1 + g (x_k-v_k)^2)``, 5 hyperbolic secant
+        ``prod sech(g (x_k - v_k))`` (the skewed chi2 kernel on ``log(x + c)``),
+        6 chi2 ``exp(-g sum (x_k-v_k)^2/(x_k+v_k))``, 7 additive chi2
+        ``sum 2 x_k v_k/(x_k+v_k)`` (6 and 7 on non-negative data).
     gamma, coef0 : scalars of the dtype
     degree : int
 
@@ -136,7 +171,7 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
                 row[j] = s
             for j in range(m):
                 row[j] = vexp(-gamma * row[j])
-        else:
+        elif code == 4:
             for j in range(m):
                 v = V[j]
                 p = one
@@ -144,6 +179,37 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
                     t = x[k] - v[k]
                     p *= one + gamma * t * t
                 row[j] = one / p
+        elif code == 5:
+            two = one + one
+            for j in range(m):
+                v = V[j]
+                p = one
+                for k in range(d):
+                    # sech(t) = 2 e / (1 + e^2) with e = exp(-|t|) <= 1: no overflow
+                    e = vexp(-gamma * abs(x[k] - v[k]))
+                    p *= two * e / (one + e * e)
+                row[j] = p
+        elif code == 6:
+            half = one / (one + one)
+            for j in range(m):
+                v = V[j]
+                s = zero
+                for k in range(d):
+                    t = x[k] - v[k]
+                    mean = half * x[k] + half * v[k]
+                    # half * t * (t / mean): neither t * t nor x + y can overflow
+                    s += half * t * (t / mean) if mean > zero else zero
+                row[j] = vexp(-gamma * s)
+        else:
+            half = one / (one + one)
+            for j in range(m):
+                v = V[j]
+                s = zero
+                for k in range(d):
+                    mean = half * x[k] + half * v[k]
+                    # 2 x y / (x + y) = x (y / mean), without the product x y
+                    s += x[k] * (v[k] / mean) if mean > zero else zero
+                row[j] = s
 
 
 def _as_pair(X, Y):
@@ -184,13 +250,14 @@ def check_kernel_params(kernel, degree, coef0):
     return kernel, degree, float(coef0)
 
 
-def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0):
+def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0, skewedness=1.0):
     """Exact Gram matrix ``K[i, j] = k(X[i], Y[j])``.
 
-    The shift-invariant kernels are evaluated on data centred and scaled by a
-    power of two (:func:`shift_invariant_frame`), so that neither the
-    cancellation of ``|x|^2 + |y|^2 - 2 x.y`` far from the origin nor the
-    overflow of ``|x|^2`` at magnitudes beyond ~1e154 spoils the result.
+    The shift-invariant kernels (and the skewed kernels, shift-invariant in
+    ``log(x + c)``) are evaluated on data centred and scaled by a power of two
+    (:func:`shift_invariant_frame`), so that neither the cancellation of
+    ``|x|^2 + |y|^2 - 2 x.y`` far from the origin nor the overflow of ``|x|^2``
+    at magnitudes beyond ~1e154 spoils the result.
 
     Parameters
     ----------
@@ -198,13 +265,18 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     Y : ndarray of shape (m, d) or None
         ``None`` means ``Y = X``.
     kernel : str
-        A name from :data:`KERNELS` (``'rbf'`` is accepted for ``'gaussian'``).
+        A name from :data:`ALL_KERNELS` (``'rbf'`` is accepted for ``'gaussian'``);
+        see the module's tables.
     gamma : float
-        Numeric bandwidth or scale (> 0).
+        Numeric bandwidth or scale (> 0): the ``g`` of the tables. Not used by
+        ``'additive_chi2'``, which has none.
     degree : int
         Polynomial degree.
     coef0 : float
         Polynomial offset.
+    skewedness : float
+        The ``c`` of the skewed kernels, which read ``log(x + c)``; every entry of
+        ``X`` and ``Y`` must exceed ``-c``.
 
     Returns
     -------
@@ -216,6 +288,9 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     FeatureOverflowError
         If a kernel value is not finite (a dot-product kernel on inputs whose
         inner products overflow the dtype).
+    ValueError
+        For input outside a kernel's domain: ``x <= -skewedness`` for the skewed
+        kernels, a negative entry for the chi2 kernels.
 
     Examples
     --------
@@ -228,8 +303,15 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     >>> exact_kernel(X, np.array([[1.0, 1.0]]), kernel="polynomial", gamma=1.0, degree=2, coef0=1.0)
     array([[1.],
            [4.]])
+    >>> H = np.array([[0.5, 0.5], [1.0, 0.0]])  # two histograms
+    >>> exact_kernel(H, kernel="additive_chi2")
+    array([[1.        , 0.66666667],
+           [0.66666667, 1.        ]])
+    >>> np.round(exact_kernel(H, kernel="skewed_chi2", gamma=0.5, skewedness=1.0), 4)
+    array([[1.    , 0.9697],
+           [0.9697, 1.    ]])
     """
-    kernel = canonical_kernel(kernel)
+    kernel = canonical_kernel(kernel, ALL_KERNELS)
     gamma = float(gamma)
     if not (np.isfinite(gamma) and gamma > 0):
         raise ValueError(f"gamma must be finite and > 0, got {gamma}")
@@ -237,9 +319,100 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
         degree = _check_degree(degree)
     X, Y, dtype = _as_pair(X, Y)
     same = Y is X
+    if kernel in SKEWED_KERNELS:
+        c = check_skewedness(skewedness)
+        X = skewed_log(X, c, "X")
+        Y = X if same else skewed_log(Y, c, "Y")
+        kernel = "sech" if kernel == "skewed_chi2" else "laplacian"
+    elif kernel in CHI2_KERNELS:
+        for name, A in (("X", X), ("Y", Y)):
+            check_non_negative(A, name, kernel)
+    return gram_matrix(X, None if same else Y, kernel, gamma, degree, coef0)
+
+
+def scaled_gram(X, Y, kernel, scales, skewedness):
+    """Gram matrix of a kernel with one scale ``sigma_j`` per input dimension.
+
+    The kernels of :class:`kernelmaps.QuantileFourierFeatures`, whose frequencies
+    are ``sigma * h(omega)``: ``exp(-sum_j sigma_j^2 d_j^2 / 2)`` (``'gaussian'``),
+    ``prod_j sech(sigma_j d_j)`` (``'skewed_chi2'``) and
+    ``exp(-sum_j sigma_j |d_j|)`` (``'skewed_intersection'``), with ``d`` the
+    difference of ``x`` or of ``log(x + c)``. Each is a kernel of
+    :func:`gram_matrix` on the rescaled inputs.
+
+    Parameters
+    ----------
+    X, Y : ndarray of shape (n, d), (m, d) (``Y`` may be None)
+    kernel : {'gaussian', 'skewed_chi2', 'skewed_intersection'}
+    scales : ndarray of shape (d,), positive
+    skewedness : float
+    """
+    X, Y, dtype = _as_pair(X, Y)
+    same = Y is X
+    if kernel == "gaussian":
+        def rescale(A, name):
+            return np.asarray(A, dtype=np.float64) * scales
+        inner, gamma = "gaussian", 0.5
+    else:
+        def rescale(A, name):
+            return skewed_log(A, skewedness, name, dtype=np.float64) * scales
+        inner, gamma = ("sech" if kernel == "skewed_chi2" else "laplacian"), 1.0
+    X = rescale(X, "X").astype(dtype)
+    Y = X if same else rescale(Y, "Y").astype(dtype)
+    return gram_matrix(X, None if same else Y, inner, gamma, 2, 1.0)
+
+
+def check_skewedness(skewedness):
+    """A finite real ``c`` of ``log(x + c)``, as a float."""
+    if isinstance(skewedness, (bool, np.bool_)) or not isinstance(skewedness, numbers.Real) \
+            or not np.isfinite(skewedness):
+        raise ValueError(f"skewedness must be a finite real number, got {skewedness!r}")
+    return float(skewedness)
+
+
+def skewed_log(A, c, name, dtype=None):
+    """``log(A + c)`` (computed in float64, returned in ``A``'s dtype or ``dtype``).
+
+    Raises ``ValueError`` naming the first entry with ``A <= -c``, where the
+    skewed kernels are not defined.
+    """
+    A = np.asarray(A)
+    shifted = A.astype(np.float64) + c
+    if A.size and not (shifted > 0).all():
+        row, col = np.argwhere(~(shifted > 0))[0]
+        raise ValueError(
+            f"the skewed kernels read log({name} + skewedness) and need every entry of {name} above "
+            f"-skewedness = {-c:g}; {name}[{row}, {col}] = {float(A[row, col])!r}"
+        )
+    return np.log(shifted).astype(dtype or A.dtype, copy=False)
+
+
+def check_non_negative(A, name, kernel):
+    """Raise ``ValueError`` naming the first negative entry of ``A`` (chi2 kernels)."""
+    if A.size and not (A >= 0).all():
+        row, col = np.argwhere(~(A >= 0))[0]
+        raise ValueError(
+            f"the {kernel} kernel is defined on non-negative data (histograms); "
+            f"{name}[{row}, {col}] = {float(A[row, col])!r}"
+        )
+
+
+#: Kernels :func:`gram_matrix` evaluates in the centred, power-of-two frame.
+_FRAMED = SHIFT_INVARIANT + ("sech",)
+
+
+def gram_matrix(X, Y, kernel, gamma, degree, coef0):
+    """The Gram matrix of validated, same-dtype arrays for a :data:`KERNEL_CODES` name.
+
+    The body of :func:`exact_kernel` once the input is in the kernel's space
+    (``log(x + c)`` for the skewed kernels). ``Y=None`` means ``Y = X``.
+    """
+    same = Y is None
+    Y = X if same else Y
+    dtype = X.dtype.type
     code = KERNEL_CODES[kernel]
     g = dtype_gamma(gamma, dtype)
-    if kernel in SHIFT_INVARIANT:
+    if kernel in _FRAMED:
         center, scale = shift_invariant_frame(Y)
         X = to_frame(X, center, scale, dtype)
         Y = X if same else to_frame(Y, center, scale, dtype)
@@ -309,12 +482,12 @@ def frame_gamma(kernel, gamma, scale, dtype):
     """The bandwidth that gives ``k`` on data divided by ``scale``.
 
     ``gamma s^2`` for the Gaussian and Cauchy kernels (squared differences),
-    ``gamma s`` for the Laplacian. Clamped to the dtype's largest number: an
+    ``gamma s`` for the Laplacian and the hyperbolic secant (absolute ones). Clamped to the dtype's largest number: an
     infinite bandwidth would turn ``gamma * 0`` on the diagonal into NaN, while
     the clamped one still gives ``exp(-huge * t) = 0`` for ``t > 0``
     (:func:`dtype_gamma`).
     """
-    value = gamma * scale if kernel == "laplacian" else gamma * scale * scale
+    value = gamma * scale if kernel in ("laplacian", "sech") else gamma * scale * scale
     return dtype_gamma(value, dtype)
 
 

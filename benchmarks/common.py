@@ -59,12 +59,16 @@ def widths(grid):
 
 
 @lru_cache(maxsize=None)
-def prepared(dataset):
+def prepared(dataset, non_negative=False):
     """Standardized train/test arrays, the evaluation subset and the bandwidth.
 
     The bandwidth is the CNM paper's rule (``gamma = 2 / sigma^2``, sigma the mean
     distance to the 50th neighbour among 1000 sampled training rows), so that
     every shift-invariant map and its peer share one numeric gamma.
+
+    ``non_negative=True`` gives the input of the maps of non-negative data
+    (:func:`positive_only`): each standardized feature shifted by its training
+    minimum, the test rows clipped at 0.
     """
     from sklearn.preprocessing import StandardScaler
 
@@ -79,8 +83,11 @@ def prepared(dataset):
     if MAX_TRAIN is not None and X_train.shape[0] > MAX_TRAIN:
         keep = np.sort(rng.choice(X_train.shape[0], MAX_TRAIN, replace=False))
         X_train, y_train = X_train[keep], y_train[keep]
-    X_eval = X_test[:N_EVAL]
     gamma = resolve_gamma("knn50", X_train, "gaussian", np.random.RandomState(SEED))
+    if non_negative:
+        low = X_train.min(axis=0)
+        X_train, X_test = X_train - low, np.maximum(X_test - low, 0.0)
+    X_eval = X_test[:N_EVAL]
     return {
         "X_train": np.ascontiguousarray(X_train), "y_train": y_train,
         "X_test": np.ascontiguousarray(X_test), "y_test": y_test,
@@ -95,13 +102,26 @@ def cache_dir():
     return path
 
 
+def positive_only(estimator):
+    """Whether an estimator (or a class at its ``benchmark`` parameters) reads
+    non-negative input only (scikit-learn's tag; e.g. the skewed kernels)."""
+    from sklearn.utils import get_tags
+
+    if isinstance(estimator, type):
+        estimator = estimator(**(estimator.benchmark or {}).get("params", {}))
+    return get_tags(estimator).input_tags.positive_only
+
+
 def ground_truth(dataset, estimator):
     """Exact Gram matrix of the evaluation subset for a fitted map, cached on disk."""
-    data = prepared(dataset)
+    non_negative = positive_only(estimator)
+    data = prepared(dataset, non_negative)
     # the kernel is named by the map's class, its parameters and its fitted bandwidth
     named = {k: v for k, v in estimator.get_params().items() if k not in ("n_components", "random_state")}
     named["class"] = type(estimator).__name__
     named["gamma_"] = getattr(estimator, "gamma_", None)
+    if non_negative:
+        named["input"] = "non_negative"
     params = {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in sorted(named.items())}
     key = json.dumps({"dataset": dataset, "n_eval": N_EVAL, "max_train": MAX_TRAIN,
                       "kernel": params}, sort_keys=True, default=str)
@@ -158,6 +178,8 @@ def entries():
     """
     table = {}
     for name, cls, fixed, shared_gamma in _benchmarked("feature_map"):
+        if "n_components" not in cls().get_params():
+            continue  # a width derived from the data: derived_width_entries()
         def ours(n_components, random_state, gamma, cls=cls, fixed=fixed, shared_gamma=shared_gamma):
             return cls(n_components=n_components, random_state=random_state,
                        **_params(fixed, shared_gamma, gamma))
@@ -168,6 +190,24 @@ def entries():
                 return factory(n_components, random_state, **_params(fixed, shared_gamma, gamma))
 
             table.setdefault(label, (cls, peer))
+    return table
+
+
+def derived_width_entries():
+    """Maps whose width the data sets (no ``n_components`` parameter) and their
+    peers: label -> (owner class, factory()), at the map's ``benchmark["params"]``.
+
+    ``AdditiveChi2Map``'s width is ``n_features (2 sample_steps - 1)``: it runs
+    once per dataset, beside its peer at the same parameters, which receives
+    ``n_components=None`` and the suite's seed.
+    """
+    table = {}
+    for name, cls, fixed, _ in _benchmarked("feature_map"):
+        if "n_components" in cls().get_params():
+            continue
+        table[name] = (cls, lambda cls=cls, fixed=fixed: cls(**fixed))
+        for label, factory in cls.peers().items():
+            table.setdefault(label, (cls, lambda factory=factory, fixed=fixed: factory(None, SEED, **fixed)))
     return table
 
 
@@ -204,7 +244,7 @@ def fit_pair(label, dataset, n_components):
     """Fit the entry ``label`` and its owner class on ``dataset`` (same seed, same gamma)."""
     table = entries()
     owner, factory = table[label]
-    data = prepared(dataset)
+    data = prepared(dataset, positive_only(owner))
     est = factory(n_components, SEED, data["gamma"]).fit(data["X_train"])
     reference = table[owner.name][1](n_components, SEED, data["gamma"]).fit(data["X_train"][:50])
     return est, reference

@@ -55,7 +55,8 @@ def _peers():
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from benchmarks import common
 
-    return {label: common.peers_of(label) for label in common.entries()}
+    labels = list(common.entries()) + list(common.derived_width_entries())
+    return {label: common.peers_of(label) for label in labels}
 
 
 def _ratio(times, label, key_rest, peers):
@@ -96,6 +97,20 @@ def main(argv=None):
         print(f"{'algorithm':28s} {'dataset':>10s} {'fit':>11s} {'test err':>9s}")
         for (label, dataset), err in sorted(baselines.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             print(f"{label:28s} {dataset:>10s} {_fmt_time(baseline_fit.get((label, dataset))):>11s} {err:9.4f}")
+    derived = "bench_feature_maps.DerivedWidthMaps."
+    derived_transform = _values(results, derived + "time_transform")
+    if derived_transform:
+        print("\n== maps whose width the data sets, at their benchmark parameters (non-negative data)")
+        print(f"{'algorithm':28s} {'dataset':>10s} {'fit':>11s} {'transform':>11s} {'vs peer':>9s} "
+              f"{'kernel err':>11s} {'test err':>9s}")
+        derived_fit = _values(results, derived + "time_fit")
+        derived_kerr = _values(results, derived + "track_kernel_error")
+        derived_terr = _values(results, derived + "track_test_error")
+        for (label, dataset), t in sorted(derived_transform.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+            key = (label, dataset)
+            print(f"{label:28s} {dataset:>10s} {_fmt_time(derived_fit.get(key)):>11s} {_fmt_time(t):>11s} "
+                  f"{_ratio(derived_transform, label, (dataset,), peers):>9s} "
+                  f"{_fmt(derived_kerr.get(key), '11.4f'):>11s} {_fmt(derived_terr.get(key), '9.4f'):>9s}")
     speed = _values(results, "bench_feature_maps.TransformSpeed.time_transform")
     mem = _values(results, "bench_feature_maps.TransformSpeed.peakmem_transform")
     if speed:

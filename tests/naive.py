@@ -24,6 +24,15 @@ def kernel_matrix(X, V, kernel, gamma, coef0=1.0, degree=2):
         return (gamma * X @ V.T + coef0) ** degree
     if kernel == "exponential":
         return np.exp(gamma * X @ V.T)
+    if kernel == "sech":  # the skewed chi2 kernel on log(x + c)
+        return np.prod(1.0 / np.cosh(gamma * (X[:, None, :] - V[None, :, :])), axis=2)
+    x, v = X[:, None, :], V[None, :, :]
+    if kernel == "chi2":
+        return np.exp(-gamma * np.sum(np.divide((x - v) ** 2, x + v, out=np.zeros(np.broadcast_shapes(x.shape, v.shape)),
+                                                where=x + v > 0), axis=2))
+    if kernel == "additive_chi2":
+        return np.sum(np.divide(2 * x * v, x + v, out=np.zeros(np.broadcast_shapes(x.shape, v.shape)),
+                                where=x + v > 0), axis=2)
     raise ValueError(kernel)
 
 

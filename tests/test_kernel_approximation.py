@@ -22,6 +22,10 @@ def _cloud(n, d, seed=5):
     return np.random.default_rng(seed).standard_normal((n, d))
 
 
+def _histograms(n, d, seed=5):
+    return np.random.default_rng(seed).dirichlet(np.full(d, 0.5), size=n)
+
+
 def _sphere(n, d, seed=5):
     X = _cloud(n, d, seed)
     return X / np.linalg.norm(X, axis=1, keepdims=True)
@@ -37,9 +41,16 @@ FAMILIES = {
     "any": (_cloud(300, 5), {"gamma": 0.2}, (16, 256), 0.15),
     "dot_product": (_sphere(300, 5), {"degree": 3, "gamma": 1.0, "coef0": 1.0}, (64, 1024), 0.2),
     "linear": (_cloud(100, 512), {}, (16, 256), 0.5),
+    # the skewed histogram kernels, on histograms with many empty bins; the
+    # bandwidth is the scale sigma that multiplies the frequencies
+    "skewed": (_histograms(300, 5), {"kernel": "skewed_chi2", "scale": 1.0, "skewedness": 0.2},
+               (64, 1024), 0.15),
 }
+#: The parameter each family's bandwidth test multiplies by 2 and 1/2.
+BANDWIDTH_KEYS = ("gamma", "scale")
 APPROXIMATING = sorted(name for name in FEATURE_MAPS if REGISTRY[name].kernel_family in FAMILIES)
-WITH_BANDWIDTH = sorted(name for name in APPROXIMATING if "gamma" in FAMILIES[REGISTRY[name].kernel_family][1])
+WITH_BANDWIDTH = sorted(name for name in APPROXIMATING
+                        if set(BANDWIDTH_KEYS) & set(FAMILIES[REGISTRY[name].kernel_family][1]))
 UNBIASED = sorted(name for name in APPROXIMATING if getattr(REGISTRY[name], "unbiased", False))
 
 
@@ -77,9 +88,10 @@ def test_a_bandwidth_off_by_two_fails(name):
     X, params, (_, large), bound = FAMILIES[REGISTRY[name].kernel_family]
     K = fitted(name, large, 0).kernel(X)
     right = np.median([error(name, large, seed, K) for seed in range(3)])
-    for gamma in (2 * params["gamma"], params["gamma"] / 2):
-        wrong = np.median([error(name, large, seed, K, gamma=gamma) for seed in range(3)])
-        assert right < bound < wrong and wrong > 3 * right, (gamma, right, wrong)
+    key = next(key for key in BANDWIDTH_KEYS if key in params)
+    for value in (2 * params[key], params[key] / 2):
+        wrong = np.median([error(name, large, seed, K, **{key: value}) for seed in range(3)])
+        assert right < bound < wrong and wrong > 3 * right, (key, value, right, wrong)
 
 
 @pytest.mark.parametrize("name", UNBIASED)

@@ -16,7 +16,7 @@ import numba
 import numpy as np
 import pytest
 
-from registry import FEATURE_MAPS, make
+from registry import FEATURE_MAPS, domain, make
 
 PINNED = json.loads((Path(__file__).parent / "data" / "pinned_outputs.json").read_text())
 
@@ -59,7 +59,7 @@ def test_output_is_unchanged(key):
 
 def _output(key):
     name, dtype = key.split("/")
-    X = np.random.default_rng(20261123).standard_normal((64, 6)).astype(dtype)
+    X = domain(name, np.random.default_rng(20261123).standard_normal((64, 6))).astype(dtype)
     y = np.arange(64) % 3
     est = make(name, random_state=7)
     est.fit(X, y) if getattr(est, "objective", None) == "classification" else est.fit(X)

@@ -20,7 +20,7 @@ import kernelmaps._parallel as parallel
 from kernelmaps import (CRAFTMaps, Nystroem, RandomFourierFeatures, RandomMaclaurin, TensorSketch,
                         relative_frobenius_error)
 from kernelmaps._validation import check_float_array
-from registry import FEATURE_MAPS, REGISTRY, make
+from registry import FEATURE_MAPS, REGISTRY, domain, make
 
 pd = pytest.importorskip("pandas")
 
@@ -49,7 +49,7 @@ def sparse_data():
 @pytest.mark.parametrize("name", FEATURE_MAPS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_pandas_output_names_the_columns_and_keeps_the_values(name, dtype, sparse_data):
-    X, y, Y = (a.astype(dtype) if a.dtype.kind == "f" else a for a in sparse_data)
+    X, y, Y = (domain(name, a).astype(dtype) if a.dtype.kind == "f" else a for a in sparse_data)
     est = fit(make(name), X, y)
     Z = est.transform(Y)
     prefix = type(est).__name__.lower()
@@ -100,7 +100,7 @@ def assert_same_features(Z_sparse, Z_dense, name, dtype):
 @pytest.mark.parametrize("fmt", ["csr", "csc"])
 def test_sparse_input_gives_the_dense_features(name, dtype, fmt, sparse_data):
     X, y, Y = sparse_data
-    X, Y = X.astype(dtype), Y.astype(dtype)
+    X, Y = domain(name, X).astype(dtype), domain(name, Y).astype(dtype)
     Xs, Ys = sp.csr_matrix(X).asformat(fmt), sp.csr_array(Y).asformat(fmt)
     dense = fit(make(name), X, y)
     Z = dense.transform(Y)
@@ -185,7 +185,7 @@ def test_validation_leaves_the_callers_matrix_alone():
 @pytest.mark.parametrize("name", FEATURE_MAPS)
 @pytest.mark.parametrize("bad, message", [(np.nan, "NaN"), (np.inf, "infinity")])
 def test_non_finite_sparse_entries_are_rejected(name, bad, message, sparse_data):
-    X, y, _ = sparse_data
+    X, y = domain(name, sparse_data[0]), sparse_data[1]
     Xb = sp.csr_matrix(X)
     Xb.data[3] = bad
     with pytest.raises(ValueError, match=message):
