@@ -1,7 +1,8 @@
 """Fourier kernel learning (Băzăvan et al., NIPS 2012): every figure of the issue.
 
-Usage: ``python benchmarks/fourier_kernel_learning.py [krr] [scaling] [speed] [synthetic]``
-(all four when none is named). Run it on an otherwise idle machine: ``scaling`` and
+Usage: ``python benchmarks/fourier_kernel_learning.py [krr] [scaling] [speed] [synthetic]
+[--components D] [--datasets letter,magic04]`` (all four modes when none is named;
+``--components`` is RFF-SKL's D in ``krr``, default 2048). Run it on an otherwise idle machine: ``scaling`` and
 ``speed`` time things.
 
 * ``krr``: RFF-SKL (``FourierKernelRidgeClassifier``) against KRR-GD
@@ -58,7 +59,7 @@ def _standardized(name):
     return scaler.transform(data.X_train), data.y_train, scaler.transform(data.X_test), data.y_test
 
 
-def krr():
+def krr(D=KRR_D, names=("letter", "magic04")):
     import time
     import warnings
 
@@ -68,13 +69,13 @@ def krr():
     from kernelmaps import FourierKernelRidgeClassifier, KernelRidgeGDClassifier
 
     warnings.simplefilter("ignore", ConvergenceWarning)
-    print(f"# RFF-SKL (D={KRR_D}) vs KRR-GD, alpha={ALPHA}, max_iter={MAX_ITER}, validation 25 %")
-    for name in ("letter", "magic04"):
+    print(f"# RFF-SKL (D={D}) vs KRR-GD, alpha={ALPHA}, max_iter={MAX_ITER}, validation 25 %")
+    for name in names:
         X, y, X_test, y_test = _standardized(name)
         for n in KRR_SIZES:
             rows = np.random.RandomState(0).permutation(len(X))[:n]
             results = []
-            for model in (FourierKernelRidgeClassifier(KRR_D, alpha=ALPHA, max_iter=MAX_ITER, random_state=0),
+            for model in (FourierKernelRidgeClassifier(D, alpha=ALPHA, max_iter=MAX_ITER, random_state=0),
                           KernelRidgeGDClassifier(alpha=ALPHA, max_iter=MAX_ITER, random_state=0)):
                 start = time.perf_counter()
                 model.fit(X[rows], y[rows])
@@ -201,10 +202,17 @@ def synthetic():
 
 
 def main():
-    import sys
+    import argparse
+    import functools
 
-    modes = {"krr": krr, "scaling": scaling, "speed": speed, "synthetic": synthetic}
-    chosen = sys.argv[1:] or list(modes)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modes", nargs="*")
+    parser.add_argument("--components", type=int, default=KRR_D)
+    parser.add_argument("--datasets", default="letter,magic04")
+    args = parser.parse_args()
+    modes = {"krr": functools.partial(krr, args.components, tuple(args.datasets.split(","))),
+             "scaling": scaling, "speed": speed, "synthetic": synthetic}
+    chosen = args.modes or list(modes)
     unknown = [m for m in chosen if m not in modes]
     if unknown:
         raise SystemExit(f"unknown mode(s) {unknown}; choose from {sorted(modes)}")
