@@ -1,12 +1,12 @@
-"""Branchless, vectorizable cos, sin and exp for Numba kernels.
+"""Branchless, vectorizable cos, sin, exp and log for Numba kernels.
 
 Numba on this stack has no SVML, so ``np.cos`` or ``math.exp`` inside a loop is a
 scalar libm call and the loop cannot vectorize. The functions here are written as
 range reduction plus a polynomial with selects instead of branches, so that LLVM
 inlines them and emits SIMD code for the loops that call them.
 
-Inside ``@njit`` code call the generic :func:`vcos`, :func:`vsin`, :func:`vsincos`
-and :func:`vexp`: each resolves at compile time to the float32 or float64
+Inside ``@njit`` code call the generic :func:`vcos`, :func:`vsin`, :func:`vsincos`,
+:func:`vexp` and :func:`vlog`: each resolves at compile time to the float32 or float64
 implementation of its argument's type, so float32 kernels stay in float32 and use
 twice the SIMD lanes.
 
@@ -16,6 +16,8 @@ Accuracy (tested against numpy in ``tests/test_fastmath.py``):
   relative error below 1e-14 for exp over its whole range.
 * float32: absolute error below 1e-6 for ``|x| <= TRIG_LIMIT32``; relative error
   below 1e-6 for exp.
+* log, both dtypes: within one unit in the last place for positive finite ``x``,
+  subnormals included (fdlibm's ``__ieee754_log``, Cephes' ``logf``).
 
 Beyond the trig limits the Cody-Waite reduction loses bits. Kernels that can meet
 such arguments check a row cheaply (a vectorized sum of squares) and fall back to
@@ -213,6 +215,91 @@ def _exp32(x):
     return res if x == x else x
 
 
+# ------------------------------------------------------------------- log
+@intrinsic
+def _float_to_bits(typingctx, x):
+    """Reinterpret the bits of a float64 (float32) as an int64 (int32)."""
+    if x == types.float64:
+        sig = types.int64(types.float64)
+    elif x == types.float32:
+        sig = types.int32(types.float32)
+    else:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(signature.return_type))
+
+    return sig, codegen
+
+
+# fdlibm's __ieee754_log: log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)), s = f / (2 + f)
+_LG1 = 6.666666666666735130e-01
+_LG2 = 3.999999999940941908e-01
+_LG3 = 2.857142874366239149e-01
+_LG4 = 2.222219843214978396e-01
+_LG5 = 1.818357216161805012e-01
+_LG6 = 1.531383769920937332e-01
+_LG7 = 1.479819860511658591e-01
+_SMALLEST_NORMAL64 = 2.2250738585072014e-308
+_TWO54 = 18014398509481984.0
+_MANTISSA_BITS64 = np.int64(0x000FFFFFFFFFFFFF)
+_EXPONENT_ONE64 = np.int64(0x3FF0000000000000)
+# adding this to the mantissa carries into bit 52 exactly when the mantissa is
+# above ~sqrt(2): the reduced argument then lies in [sqrt(2)/2, sqrt(2))
+_SQRT2_CARRY64 = np.int64(0x00095F6400000000)
+_BIT52 = np.int64(0x0010000000000000)
+
+# Cephes' logf
+_SQRTHF_F = _F(0.707106781186547524)
+_SMALLEST_NORMAL32 = _F(1.17549435e-38)
+_TWO25_F = _F(33554432.0)
+_L1_F, _L2_F, _L3_F = _F(7.0376836292e-2), _F(-1.1514610310e-1), _F(1.1676998740e-1)
+_L4_F, _L5_F, _L6_F = _F(-1.2420140846e-1), _F(1.4249322787e-1), _F(-1.6668057665e-1)
+_L7_F, _L8_F, _L9_F = _F(2.0000714765e-1), _F(-2.4999993993e-1), _F(3.3333331174e-1)
+
+
+# error_model="numpy": Python's check for a zero divisor (never the case for 2 + f)
+# would be a branch in the loop that keeps it from vectorizing
+@njit(cache=True, fastmath=_POLY_FLAGS, inline="never", error_model="numpy")
+def _log64(x):
+    # x > 0 and finite (the caller's select guarantees it); subnormals are scaled first
+    tiny = x < _SMALLEST_NORMAL64
+    x = x * _TWO54 if tiny else x
+    bits = _float_to_bits(x)
+    k = (bits >> 52) - 1023 - (54 if tiny else 0)
+    mantissa = bits & _MANTISSA_BITS64
+    carry = (mantissa + _SQRT2_CARRY64) & _BIT52
+    m = _bits_to_float(mantissa | (carry ^ _EXPONENT_ONE64))
+    k = k + (carry >> 52)
+    f = m - 1.0
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    R = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7))) + w * (_LG2 + w * (_LG4 + w * _LG6))
+    hfsq = 0.5 * f * f
+    dk = np.float64(k)
+    return dk * _LN2_HI - ((hfsq - (s * (hfsq + R) + dk * _LN2_LO)) - f)
+
+
+@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
+def _log32(x):
+    tiny = x < _SMALLEST_NORMAL32
+    x = x * _TWO25_F if tiny else x
+    bits = _float_to_bits(x)
+    e = ((bits >> 23) & np.int32(0xFF)) - np.int32(126) - np.int32(25 if tiny else 0)
+    m = _bits_to_float(np.int32((bits & np.int32(0x007FFFFF)) | np.int32(0x3F000000)))  # in [1/2, 1)
+    low = m < _SQRTHF_F
+    e = e - np.int32(1 if low else 0)
+    t = (m + m if low else m) - _F(1.0)
+    z = t * t
+    y = (((((((((_L1_F * t + _L2_F) * t + _L3_F) * t + _L4_F) * t + _L5_F) * t + _L6_F) * t + _L7_F) * t
+            + _L8_F) * t + _L9_F) * t * z)
+    fe = _F(e)
+    y = y + _LN2_LO_F * fe
+    y = y - _F(0.5) * z
+    return (t + y) + _LN2_HI_F * fe
+
+
 # ------------------------------------------------------- generic entry points
 def vcos(x):
     """Vectorizable cosine of a float32 or float64 scalar (Numba only)."""
@@ -232,6 +319,11 @@ def vsincos(x):
 def vexp(x):
     """Vectorizable exponential of a float32 or float64 scalar (Numba only)."""
     return math.exp(x)
+
+
+def vlog(x):
+    """Vectorizable natural log of a positive, finite float32 or float64 (Numba only)."""
+    return math.log(x)
 
 
 def trig_limit(x):
@@ -254,6 +346,7 @@ overload(vcos)(_by_dtype(_cos32, _cos64))
 overload(vsin)(_by_dtype(_sin32, _sin64))
 overload(vsincos)(_by_dtype(_sincos32, _sincos64))
 overload(vexp)(_by_dtype(_exp32, _exp64))
+overload(vlog)(_by_dtype(_log32, _log64))
 
 
 @overload(trig_limit)

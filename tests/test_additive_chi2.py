@@ -9,7 +9,6 @@ import tracemalloc
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from numba import njit
 from scipy.spatial.distance import cdist
 from sklearn.kernel_approximation import AdditiveChi2Sampler
 from sklearn.metrics.pairwise import chi2_kernel
@@ -17,8 +16,7 @@ from sklearn.pipeline import make_pipeline
 
 from kernelmaps import AdditiveChi2Map, RandomFourierFeatures, exact_kernel, relative_frobenius_error
 from kernelmaps._validation import InsufficientMemoryError
-from kernelmaps.additive_chi2 import (_additive_chi2_features, spectrum_samples, trig_arguments_in_range,
-                                      vlog)
+from kernelmaps.additive_chi2 import _additive_chi2_features, spectrum_samples, trig_arguments_in_range
 
 
 # -- plain-NumPy references (float64) ---------------------------------------------
@@ -76,29 +74,6 @@ def histograms():
 
 
 # -- the Numba pieces ---------------------------------------------------------------
-@njit(cache=False)
-def _apply_vlog(x, out):
-    for i in range(x.shape[0]):
-        out[i] = vlog(x[i])
-
-
-@pytest.mark.parametrize("dtype, ulps", [(np.float64, 1.0), (np.float32, 1.0)])
-def test_vector_log_is_within_an_ulp(dtype, ulps):
-    info = np.finfo(dtype)
-    rng = np.random.default_rng(1)
-    x = np.exp(rng.uniform(np.log(info.tiny), np.log(info.max), 20000)).astype(dtype)
-    edges = [info.smallest_subnormal, info.smallest_subnormal * 3, info.tiny / 3, info.tiny, info.max,
-             0.5, 1.0, 2.0, np.sqrt(2.0), np.sqrt(0.5), 1 - info.epsneg, 1 + info.eps]
-    x = np.concatenate([x, np.array(edges, dtype=dtype)])
-    got = np.empty_like(x)
-    _apply_vlog(x, got)
-    assert got.dtype == dtype
-    exact = np.log(x.astype(np.float64))
-    # against the correctly rounded value, in units of the result's last place
-    error = np.abs(got.astype(np.float64) - exact) / np.spacing(np.abs(exact).astype(dtype)).astype(np.float64)
-    assert error.max() <= ulps, (x[np.argmax(error)], error.max())
-
-
 @pytest.mark.parametrize("dtype, atol", [(np.float64, 1e-14), (np.float32, 2e-6)])
 @pytest.mark.parametrize("steps, interval", SETTINGS)
 def test_kernel_matches_the_numpy_reference(dtype, atol, steps, interval, counts):

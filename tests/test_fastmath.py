@@ -1,9 +1,12 @@
-"""The branchless cos/sin/exp against numpy."""
+"""The branchless cos/sin/exp/log against numpy."""
 
 import numpy as np
 import pytest
 
+from numba import njit
+
 from kernelmaps import _fastmath as fm
+from kernelmaps._fastmath import vlog
 
 TOL = {np.float64: 1e-14, np.float32: 1e-6}
 LIMIT = {np.float64: fm.TRIG_LIMIT64, np.float32: fm.TRIG_LIMIT32}
@@ -64,3 +67,26 @@ def test_exp_special_values(dtype):
 def test_non_float_input_is_rejected():
     with pytest.raises(TypeError, match="float32 or float64"):
         fm.cos(np.arange(4))
+
+
+@njit(cache=False)
+def _apply_vlog(x, out):
+    for i in range(x.shape[0]):
+        out[i] = vlog(x[i])
+
+
+@pytest.mark.parametrize("dtype, ulps", [(np.float64, 1.0), (np.float32, 1.0)])
+def test_vector_log_is_within_an_ulp(dtype, ulps):
+    info = np.finfo(dtype)
+    rng = np.random.default_rng(1)
+    x = np.exp(rng.uniform(np.log(info.tiny), np.log(info.max), 20000)).astype(dtype)
+    edges = [info.smallest_subnormal, info.smallest_subnormal * 3, info.tiny / 3, info.tiny, info.max,
+             0.5, 1.0, 2.0, np.sqrt(2.0), np.sqrt(0.5), 1 - info.epsneg, 1 + info.eps]
+    x = np.concatenate([x, np.array(edges, dtype=dtype)])
+    got = np.empty_like(x)
+    _apply_vlog(x, got)
+    assert got.dtype == dtype
+    exact = np.log(x.astype(np.float64))
+    # against the correctly rounded value, in units of the result's last place
+    error = np.abs(got.astype(np.float64) - exact) / np.spacing(np.abs(exact).astype(dtype)).astype(np.float64)
+    assert error.max() <= ulps, (x[np.argmax(error)], error.max())
