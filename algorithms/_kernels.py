@@ -68,6 +68,8 @@ SHIFT_INVARIANT = ("gaussian", "laplacian", "cauchy")
 SKEWED_KERNELS = ("skewed_chi2", "skewed_intersection")
 #: Chi-squared kernels of non-negative histograms.
 CHI2_KERNELS = ("chi2", "additive_chi2")
+#: The :data:`KERNEL_CODES` kernel each skewed kernel is on ``log(x + c)``.
+_SKEWED_INNER = {"skewed_chi2": "sech", "skewed_intersection": "laplacian"}
 #: Every name :func:`exact_kernel` evaluates.
 ALL_KERNELS = KERNELS + SKEWED_KERNELS + CHI2_KERNELS
 _ALIASES = {"rbf": "gaussian"}
@@ -323,7 +325,7 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
         c = check_skewedness(skewedness)
         X = skewed_log(X, c, "X")
         Y = X if same else skewed_log(Y, c, "Y")
-        kernel = "sech" if kernel == "skewed_chi2" else "laplacian"
+        kernel = _SKEWED_INNER[kernel]
     elif kernel in CHI2_KERNELS:
         for name, A in (("X", X), ("Y", Y)):
             check_non_negative(A, name, kernel)
@@ -349,16 +351,16 @@ def scaled_gram(X, Y, kernel, scales, skewedness):
     """
     X, Y, dtype = _as_pair(X, Y)
     same = Y is X
-    if kernel == "gaussian":
-        def rescale(A, name):
-            return np.asarray(A, dtype=np.float64) * scales
-        inner, gamma = "gaussian", 0.5
-    else:
-        def rescale(A, name):
-            return skewed_log(A, skewedness, name, dtype=np.float64) * scales
-        inner, gamma = ("sech" if kernel == "skewed_chi2" else "laplacian"), 1.0
-    X = rescale(X, "X").astype(dtype)
-    Y = X if same else rescale(Y, "Y").astype(dtype)
+
+    def rescale(A, name):
+        A = np.asarray(A, dtype=np.float64) if kernel == "gaussian" else \
+            skewed_log(A, skewedness, name, dtype=np.float64)
+        return (A * scales).astype(dtype)
+
+    # exp(-sum sigma^2 d^2 / 2) is gamma = 1/2 on sigma x; the skewed kernels gamma = 1 on sigma log(x + c)
+    inner, gamma = ("gaussian", 0.5) if kernel == "gaussian" else (_SKEWED_INNER[kernel], 1.0)
+    X = rescale(X, "X")
+    Y = X if same else rescale(Y, "Y")
     return gram_matrix(X, None if same else Y, inner, gamma, 2, 1.0)
 
 

@@ -81,10 +81,10 @@ class ScaleLearnerBase(RegisteredEstimator, BaseEstimator):
     Subclass hooks:
 
     * ``_check_params(X)``: validate the subclass's own parameters (and sizes).
-    * ``_kernel_input(X)``: the array the kernel's scales multiply (``X``, or
-      ``log(X + c)``), used for the initial scale.
     * ``_objective(X_train, T_train, X_val, T_val, rng)``: a callable
-      ``(sigma, gradient) -> (loss, dloss/dsigma or None)`` on centred targets.
+      ``(sigma, gradient) -> (loss, dloss/dsigma or None)`` on centred targets,
+      whose ``train_inputs`` are the training rows as the kernel's scales see
+      them (``X``, or ``log(X + c)``), read for the starting scales.
     * ``_refit(X, T, sigma, rng)``: the final model on all rows with the learned scales.
     * ``_predict_centred(X)``: its predictions, before the intercept.
     """
@@ -124,7 +124,7 @@ class ScaleLearnerBase(RegisteredEstimator, BaseEstimator):
             return loss + penalty * float(sigma @ sigma), grad if self.per_dimension else np.array([grad.sum()])
 
         # the descent starts from the best multiple of the heuristic scales
-        start = heuristic_scales(self._kernel_input(X[train]), self.per_dimension)
+        start = heuristic_scales(objective.train_inputs, self.per_dimension)
         tried = [(objective(f * start, False)[0] + penalty * float((f * start) @ (f * start)), f)
                  for f in INITIAL_SCALE_FACTORS]
         best_loss, best = min(tried)
@@ -151,11 +151,6 @@ class ScaleLearnerBase(RegisteredEstimator, BaseEstimator):
         check_is_fitted(self)
         X = check_input(self, X, reset=False)
         return self._predict_centred(np.asarray(X, dtype=np.float64)) + self.intercept_
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        return tags
 
 
 class ScaleLearningRegressor(RegressorMixin, ScaleLearnerBase):

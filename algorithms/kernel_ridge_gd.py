@@ -56,11 +56,10 @@ class ExactValidationObjective:
         center = X_train.mean(axis=0)
         self.X = np.ascontiguousarray(X_train - center)
         self.U = np.ascontiguousarray(X_val - center)
+        self.train_inputs = self.X
         self.T_train, self.T_val, self.alpha = T_train, T_val, alpha
-        self.evaluations = 0
 
     def __call__(self, sigma, gradient=True):
-        self.evaluations += 1
         Xs, Us = self.X * sigma, self.U * sigma
         K = gram_matrix(Xs, None, "gaussian", 0.5, 2, 1.0)
         K_val = gram_matrix(Us, Xs, "gaussian", 0.5, 2, 1.0)
@@ -109,9 +108,6 @@ class _KernelRidgeGDBase:
             )
         # K, its Cholesky factor and the validation block, at the final refit size
         check_fits_in_memory(3 * 8 * n * n, f"n_samples={n}", "the exact Gram matrix, its factor and weights")
-
-    def _kernel_input(self, X):
-        return X
 
     def _objective(self, X_train, T_train, X_val, T_val, rng):
         return ExactValidationObjective(X_train, T_train, X_val, T_val, self.alpha_)

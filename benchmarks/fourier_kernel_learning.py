@@ -118,7 +118,7 @@ def scaling():
              (2000, 4000, 8000, 16000, 32000, 64000)),
             ("KRR-GD", lambda: KernelRidgeGDClassifier(alpha=ALPHA, max_iter=iterations, tol=0.0, random_state=0),
              (1000, 2000, 4000, 8000))):
-        seconds, evaluations = [], []
+        seconds = []
         for n in sizes:
             Xn, yn = rows(n)
             start = time.perf_counter()

@@ -6,8 +6,6 @@ KRR-GD gradients against finite differences, the learners' final models against
 scikit-learn's ridge solvers, and the learning claim on synthetic data.
 """
 
-import warnings
-
 import numpy as np
 import pytest
 import scipy.stats
