@@ -260,8 +260,8 @@ class _ExactMKLBase(RegisteredEstimator, BaseEstimator):
     kernel_family = "shift_invariant"
     paper = ("Varma & Babu, More generality in efficient multiple kernel learning, ICML 2009 "
              "(GMKL), solved as SimpleMKL (Rakotomamonjy, Bach, Canu & Grandvalet, JMLR 2008); "
-             "the exact baseline of Băzăvan, Li & Sminchisescu, Fourier kernel learning, "
-             "ECCV 2012, section 3.3")
+             "the exact baseline of Băzăvan, Li & Sminchisescu, Learning random kernel "
+             "approximations for object recognition, NIPS 2012, section 3.3")
     test_params = {"alpha": 0.01, "gamma": [0.1, 1.0], "max_iter": 50}
     benchmark = None
 
@@ -407,8 +407,8 @@ _REFERENCES = """
 
     Rakotomamonjy, A., Bach, F., Canu, S. and Grandvalet, Y. SimpleMKL. JMLR 9, 2008.
 
-    Băzăvan, E. G., Li, F. and Sminchisescu, C. Fourier kernel learning. ECCV 2012,
-    section 3.3.
+    Băzăvan, E. G., Li, F. and Sminchisescu, C. Learning random kernel
+    approximations for object recognition. NIPS 2012, section 3.3.
 
     Birgin, E. G., Martinez, J. M. and Raydan, M. Nonmonotone spectral projected
     gradient methods on convex sets. SIAM J. Optim. 10(4), 2000.

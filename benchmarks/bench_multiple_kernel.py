@@ -1,0 +1,202 @@
+"""Multiple kernel learning (Băzăvan et al., section 3.3): RFF-GL, its exact baseline, its solver.
+
+The multiple kernel learners need labels and feature groups, so they are kept out
+of the generated suite (their ``benchmark`` is ``None``) and measured here:
+
+* ``MultipleKernelMfeat``: fit time and test error on the six views of ``mfeat``
+  (standardized on the training rows; one Gaussian kernel per view, gamma='scale',
+  alpha = 1e-3): ``GroupLassoMKLClassifier``, ``ExactMKLClassifier`` on the same
+  kernels, and the equal-weight concatenation of the views' random features with
+  least squares. The quick profile uses a stratified 600-row training subset (the
+  exact learner costs O(N^3) per step) and 64 features per view; the full profile
+  all 1500 training rows and 64, 256, 1024 features per view.
+* ``GroupLassoSolver``: ``solve_group_lasso`` (FISTA) against skglm's
+  ``GroupLasso`` (when installed) on the same random features of planted groups
+  (10 kernels x 128 features, +-1 targets, alpha = 0.1 alpha_max), each at the
+  loosest tolerance that reaches 1e-6 of the optimum on this problem
+  (``python benchmarks/group_lasso_mkl.py solver``): time to solve and the
+  objective's relative gap to a 1e-13-tolerance solution.
+* ``MultipleKernelScaling``: fit time over N on planted groups (10 kernels, alpha =
+  0.01): RFF-GL (128 features per kernel) and ExactMKL (up to 8000 rows), the
+  paper's Figure 4.
+"""
+
+from functools import lru_cache
+
+from . import common
+
+MFEAT_WIDTHS = {"quick": [64], "full": [64, 256, 1024]}[common.PROFILE]
+MFEAT_TRAIN = {"quick": 600, "full": None}[common.PROFILE]
+MFEAT_ALPHA = 1e-3
+SOLVER_SIZES = {"quick": [4000], "full": [1000, 4000]}[common.PROFILE]
+SOLVER_TOL = {"kernelmaps": 1e-4, "skglm": 1e-4}
+SCALING_SIZES = {"quick": [1000, 2000], "full": [1000, 2000, 4000, 8000, 16000, 32000]}[
+    common.PROFILE]
+EXACT_MAX = 8000
+
+
+@lru_cache(maxsize=None)
+def mfeat():
+    import numpy as np
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    from kernelmaps.datasets import load
+
+    data = load("mfeat")
+    X, y = data.X_train, data.y_train
+    if MFEAT_TRAIN is not None:
+        rows, _ = train_test_split(np.arange(len(y)), train_size=MFEAT_TRAIN,
+                                   random_state=common.SEED, stratify=y)
+        X, y = X[np.sort(rows)], y[np.sort(rows)]
+    scaler = StandardScaler().fit(X)
+    return (scaler.transform(X), y, scaler.transform(data.X_test), data.y_test,
+            np.asarray(data.extras["groups"]))
+
+
+def make_mfeat(label, n_components, groups):
+    import kernelmaps
+
+    if label == "rff_gl":
+        return kernelmaps.GroupLassoMKLClassifier(groups, n_components=n_components,
+                                                  alpha=MFEAT_ALPHA, random_state=common.SEED)
+    if label == "exact_mkl":
+        return kernelmaps.ExactMKLClassifier(groups, alpha=MFEAT_ALPHA)
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+
+    views = [(f"view{g}", kernelmaps.RandomFourierFeatures(n_components,
+                                                           random_state=common.SEED + g),
+              [j for j, owner in enumerate(groups) if owner == g])
+             for g in range(max(groups) + 1)]
+    return make_pipeline(ColumnTransformer(views), kernelmaps.LeastSquaresClassifier())
+
+
+class MultipleKernelMfeat:
+    """RFF-GL, exact MKL and the equal-weight concatenation on mfeat's six views."""
+
+    params = [["rff_gl", "exact_mkl", "rff_concat"], MFEAT_WIDTHS]
+    param_names = ["algorithm", "n_components_per_kernel"]
+    number = 1
+    rounds = 1
+    repeat = (1, 3, 60.0)
+    warmup_time = 0.0
+    timeout = 900
+
+    def setup(self, label, n_components):
+        if label == "exact_mkl" and n_components != MFEAT_WIDTHS[0]:
+            raise NotImplementedError("the exact learner has no width")
+        self.X, self.y, self.X_test, self.y_test, self.groups = mfeat()
+        make_mfeat(label, 8, self.groups).fit(self.X[:100], self.y[:100])   # compile
+
+    def time_fit(self, label, n_components):
+        make_mfeat(label, n_components, self.groups).fit(self.X, self.y)
+
+    def track_test_error(self, label, n_components):
+        model = make_mfeat(label, n_components, self.groups).fit(self.X, self.y)
+        return 1.0 - model.score(self.X_test, self.y_test)
+
+    track_test_error.unit = "test error"
+
+
+@lru_cache(maxsize=None)
+def solver_problem(n_samples):
+    import numpy as np
+
+    from kernelmaps import GroupLassoMKLClassifier
+    from kernelmaps.datasets import make_planted_groups
+    from kernelmaps.group_lasso_mkl import solve_group_lasso
+
+    X, y, groups, _ = make_planted_groups(n_samples, random_state=common.SEED)
+    model = GroupLassoMKLClassifier(groups, n_components=128, alpha=1.0, max_iter=1,
+                                    random_state=common.SEED).fit(X, y)
+    F, target, bounds = model._features(X), 2.0 * y - 1.0, model.feature_bounds_
+    alpha = 0.1 * solve_group_lasso(F, target, bounds, 1e9).alpha_max
+    best = solve_group_lasso(F, target, bounds, alpha, tol=1e-13, max_iter=200000)
+    optimum = objective(F, target, bounds, alpha, best.coef[:, 0], best.intercept[0])
+    return F, target, np.asarray(bounds), alpha, optimum
+
+
+def objective(F, y, bounds, alpha, coef, intercept):
+    import numpy as np
+
+    r = y - F @ coef - intercept
+    return float(r @ r / (2 * len(y)) + alpha * sum(
+        np.linalg.norm(coef[a:b]) for a, b in zip(bounds[:-1], bounds[1:])))
+
+
+def solve(solver, F, y, bounds, alpha):
+    """``(coef, intercept)`` from one of the two solvers at its tolerance."""
+    if solver == "kernelmaps":
+        from kernelmaps.group_lasso_mkl import solve_group_lasso
+
+        result = solve_group_lasso(F, y, bounds, alpha, tol=SOLVER_TOL[solver],
+                                   max_iter=100000)
+        return result.coef[:, 0], result.intercept[0]
+    from skglm import GroupLasso
+
+    groups = [list(range(a, b)) for a, b in zip(bounds[:-1], bounds[1:])]
+    model = GroupLasso(groups=groups, alpha=alpha, tol=SOLVER_TOL[solver], max_iter=1000,
+                       max_epochs=100000).fit(F, y)
+    return model.coef_, model.intercept_
+
+
+class GroupLassoSolver:
+    """Time to a 1e-6-accurate group lasso on the same features: ours against skglm."""
+
+    params = [["kernelmaps", "skglm"], SOLVER_SIZES]
+    param_names = ["solver", "n_samples"]
+    number = 1
+    repeat = (3, 7, 30.0)
+    warmup_time = 0.0
+    timeout = 600
+
+    def setup(self, solver, n_samples):
+        if solver == "skglm":
+            try:
+                import skglm  # noqa: F401
+            except ImportError:
+                raise NotImplementedError("skglm is not installed") from None
+        self.problem = solver_problem(n_samples)
+        solve(solver, *self.problem[:4])                   # compile before timing
+
+    def time_solve(self, solver, n_samples):
+        solve(solver, *self.problem[:4])
+
+    def track_objective_gap(self, solver, n_samples):
+        F, y, bounds, alpha, optimum = self.problem
+        return objective(F, y, bounds, alpha, *solve(solver, F, y, bounds, alpha)) / optimum - 1
+
+    track_objective_gap.unit = "relative gap"
+
+
+class MultipleKernelScaling:
+    """Fit time over N, the paper's Figure 4: linear for RFF-GL, cubic-ish for exact MKL."""
+
+    params = [["rff_gl", "exact_mkl"], SCALING_SIZES]
+    param_names = ["algorithm", "n_samples"]
+    number = 1
+    rounds = 1
+    repeat = (1, 3, 60.0)
+    warmup_time = 0.0
+    timeout = 1800
+
+    def setup(self, label, n_samples):
+        from kernelmaps.datasets import make_planted_groups
+
+        if label == "exact_mkl" and n_samples > EXACT_MAX:
+            raise NotImplementedError(f"ExactMKL is benchmarked up to {EXACT_MAX} rows")
+        self.X, self.y, self.groups, _ = make_planted_groups(n_samples,
+                                                             random_state=common.SEED)
+        self.make(label).fit(self.X[:200], self.y[:200])                    # compile
+
+    def make(self, label):
+        import kernelmaps
+
+        if label == "rff_gl":
+            return kernelmaps.GroupLassoMKLClassifier(self.groups, n_components=128,
+                                                      alpha=0.01, random_state=common.SEED)
+        return kernelmaps.ExactMKLClassifier(self.groups, alpha=0.01)
+
+    def time_fit(self, label, n_samples):
+        self.make(label).fit(self.X, self.y)
