@@ -173,6 +173,27 @@ def check_positive(value, name, *, allow_zero=False):
     return value
 
 
+def check_regression_targets(estimator, y, classifier):
+    """Regression targets as a finite float64 vector; class labels are refused by name.
+
+    Numbers stored as objects are converted; strings raise a ``ValueError`` that
+    names ``classifier``, the estimator to use for class labels.
+    """
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if y.dtype.kind in "OUS":
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{type(estimator).__name__} needs numeric targets, got labels of "
+                             f"dtype {y.dtype}; for class labels use {classifier}") from None
+    y = y.astype(np.float64)
+    if not np.isfinite(y).all():
+        raise ValueError("y contains NaN or infinity")
+    return y
+
+
 def check_fraction(value, name, *, allow_zero=True):
     """``value`` as a float in ``[0, 1)``, or ``(0, 1)`` with ``allow_zero=False``.
 

@@ -39,7 +39,7 @@ from ._groups import kernel_columns
 from ._kernels import GAMMA_SAMPLE_SEED, exact_kernel, resolve_gamma
 from ._parallel import blas_single_thread
 from ._validation import (check_fits_in_memory, check_input, check_integer, check_positive,
-                          clear_fitted_state)
+                          check_regression_targets, clear_fitted_state)
 
 __all__ = ["ExactMKLClassifier", "ExactMKLRegressor"]
 
@@ -468,11 +468,9 @@ class ExactMKLRegressor(RegressorMixin, _ExactMKLBase):
         self
         """
         clear_fitted_state(self)
-        X, y = check_input(self, X, y, reset=True, y_numeric=True)
-        if y.dtype.kind not in "biuf":
-            raise ValueError(f"{type(self).__name__} needs numeric targets, got y of dtype "
-                             f"{y.dtype} (labels?): use ExactMKLClassifier for classification")
-        self._store(self._fit_problems(X, np.asarray(y, dtype=np.float64)[:, None]), single=True)
+        X, y = check_input(self, X, y, reset=True)
+        y = check_regression_targets(self, y, "ExactMKLClassifier")
+        self._store(self._fit_problems(X, y[:, None]), single=True)
         return self
 
     def predict(self, X):

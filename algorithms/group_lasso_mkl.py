@@ -32,7 +32,8 @@ from ._fastmath import FASTMATH, vexp, vlog
 from ._groups import kernel_columns, per_kernel
 from ._parallel import blas_single_thread, block_rows, n_worker_threads
 from ._validation import (check_choice, check_fits_in_memory, check_fraction, check_generator,
-                          check_input, check_integer, check_positive, clear_fitted_state)
+                          check_input, check_integer, check_positive, check_regression_targets,
+                          clear_fitted_state)
 
 __all__ = ["GroupLassoMKL", "GroupLassoMKLClassifier", "GroupLassoMKLRegressor"]
 
@@ -267,7 +268,7 @@ class _Products:
 
     def __init__(self, F, T, loss, pool):
         self.F, self.T, self.loss, self.pool = F, T, loss, pool
-        n = F.shape[0]
+        n, self.n_features = F.shape
         self.mean = F.mean(axis=0)
         step = block_rows(F.itemsize * F.shape[1])
         self.blocks = [(a, min(n, a + step)) for a in range(0, n, step)]
@@ -337,7 +338,7 @@ class _GramProducts:
 
     def __init__(self, F, T, pool):
         n, p = F.shape
-        self.n = n
+        self.n, self.n_features = n, p
         self.mean = F.mean(axis=0)
         self.target_mean = T.mean(axis=0)
         Tc = T - self.target_mean
@@ -512,6 +513,17 @@ class GroupLassoSolution(NamedTuple):
     n_iter: int
     converged: bool
     alpha_max: float
+
+
+def group_lasso_objective(F, y, bounds, alpha, coef, intercept):
+    """``alpha sum_g ||w_g||_2 + (1/2N) ||y - F w - b||^2`` of one squared-loss problem.
+
+    Evaluates any solver's answer on the same scale (the benchmarks compare
+    :func:`solve_group_lasso` with skglm's ``GroupLasso`` by it).
+    """
+    residual = y - F @ coef - intercept
+    norms = [np.linalg.norm(coef[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    return float(residual @ residual / (2 * len(y)) + alpha * sum(norms))
 
 
 def solve_group_lasso(F, y, bounds, alpha, *, loss="squared", epsilon=0.1, sharpness=10.0,
@@ -828,8 +840,7 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
         check_is_fitted(self)
         X = check_input(self, X, reset=False)
         X = np.asarray(X, dtype=np.float64)
-        coef = self.coef_.reshape(-1, self.coef_.shape[-1]) if self.coef_.ndim == 2 else \
-            self.coef_[None, :]
+        coef = np.atleast_2d(self.coef_)
         scores = np.broadcast_to(np.asarray(self.intercept_, dtype=np.float64),
                                  (X.shape[0], coef.shape[0])).copy()
         active = self.active_groups_
@@ -847,24 +858,6 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
         return tags
 
 
-def _numeric_targets(y):
-    """Regression targets as a finite float64 vector; class labels are refused by name."""
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y.shape}")
-    if y.dtype.kind in "OUS":
-        try:
-            y = y.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError("GroupLassoMKLRegressor needs numeric targets, got labels of "
-                             f"dtype {y.dtype}; for class labels use "
-                             "GroupLassoMKLClassifier") from None
-    y = y.astype(np.float64)
-    if not np.isfinite(y).all():
-        raise ValueError("y contains NaN or infinity")
-    return y
-
-
 def _width(feature_map, row):
     """Output width of a fitted map, read from the transform of one row (any map has one)."""
     return int(feature_map.transform(row).shape[1])
@@ -872,8 +865,7 @@ def _width(feature_map, row):
 
 def _alpha_max(products, bounds, intercept):
     """The smallest alpha at which every group is zero: ``max_g ||F_g^T l'(b_0)|| / N``."""
-    W = np.zeros((len(products.c) if isinstance(products, _GramProducts) else
-                  products.F.shape[1], products.T.shape[1]))
+    W = np.zeros((products.n_features, products.T.shape[1]))
     Z, _ = products.image_and_loss(W, np.asarray(intercept, dtype=np.float64))
     _, G, _ = products.loss_and_gradient(W, intercept, Z)
     return float(_group_norms(G, bounds).max())
@@ -1082,7 +1074,7 @@ class GroupLassoMKLRegressor(RegressorMixin, GroupLassoMKL):
         loss = self._check_params()
         clear_fitted_state(self)
         X, y = check_input(self, X, y, reset=True)
-        y = _numeric_targets(y)
+        y = check_regression_targets(self, y, "GroupLassoMKLClassifier")
         T = np.ascontiguousarray(np.asarray(y, dtype=np.float64)[:, None])
         return self._fit(X, T, None, loss)
 

@@ -105,7 +105,7 @@ def solver_problem(n_samples):
 
     from kernelmaps import GroupLassoMKLClassifier
     from kernelmaps.datasets import make_planted_groups
-    from kernelmaps.group_lasso_mkl import solve_group_lasso
+    from kernelmaps.group_lasso_mkl import group_lasso_objective, solve_group_lasso
 
     X, y, groups, _ = make_planted_groups(n_samples, random_state=common.SEED)
     model = GroupLassoMKLClassifier(groups, n_components=128, alpha=1.0, max_iter=1,
@@ -113,16 +113,8 @@ def solver_problem(n_samples):
     F, target, bounds = model._features(X), 2.0 * y - 1.0, model.feature_bounds_
     alpha = 0.1 * solve_group_lasso(F, target, bounds, 1e9).alpha_max
     best = solve_group_lasso(F, target, bounds, alpha, tol=1e-13, max_iter=200000)
-    optimum = objective(F, target, bounds, alpha, best.coef[:, 0], best.intercept[0])
+    optimum = group_lasso_objective(F, target, bounds, alpha, best.coef[:, 0], best.intercept[0])
     return F, target, np.asarray(bounds), alpha, optimum
-
-
-def objective(F, y, bounds, alpha, coef, intercept):
-    import numpy as np
-
-    r = y - F @ coef - intercept
-    return float(r @ r / (2 * len(y)) + alpha * sum(
-        np.linalg.norm(coef[a:b]) for a, b in zip(bounds[:-1], bounds[1:])))
 
 
 def solve(solver, F, y, bounds, alpha):
@@ -164,8 +156,11 @@ class GroupLassoSolver:
         solve(solver, *self.problem[:4])
 
     def track_objective_gap(self, solver, n_samples):
+        from kernelmaps.group_lasso_mkl import group_lasso_objective
+
         F, y, bounds, alpha, optimum = self.problem
-        return objective(F, y, bounds, alpha, *solve(solver, F, y, bounds, alpha)) / optimum - 1
+        coef, intercept = solve(solver, F, y, bounds, alpha)
+        return group_lasso_objective(F, y, bounds, alpha, coef, intercept) / optimum - 1
 
     track_objective_gap.unit = "relative gap"
 

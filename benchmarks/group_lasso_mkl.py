@@ -78,14 +78,6 @@ def _median_time(fit, repeats=5):
     return float(np.median(times))
 
 
-def _group_objective(F, y, bounds, alpha, coef, intercept):
-    import numpy as np
-
-    r = y - F @ coef - intercept
-    norms = [np.linalg.norm(coef[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
-    return float(r @ r / (2 * len(y)) + alpha * sum(norms))
-
-
 def _planted_features(n, seed=0, width=128):
     import numpy as np
 
@@ -118,7 +110,7 @@ def run_solver():
     import numpy as np
     from skglm import GroupLasso
 
-    from kernelmaps.group_lasso_mkl import solve_group_lasso
+    from kernelmaps.group_lasso_mkl import group_lasso_objective, solve_group_lasso
 
     print(f"== solver: FISTA (solve_group_lasso) vs ISTA vs skglm.GroupLasso; {_cpu()}")
     for n in (4000, 1000):
@@ -131,15 +123,15 @@ def run_solver():
             ours_long = solve_group_lasso(F, y, bounds, alpha, tol=1e-13, max_iter=200000)
             peer_long = GroupLasso(groups=groups, alpha=alpha, tol=1e-10, max_iter=1000,
                                    max_epochs=100000).fit(F, y)
-            best = min(_group_objective(F, y, bounds, alpha, ours_long.coef[:, 0],
+            best = min(group_lasso_objective(F, y, bounds, alpha, ours_long.coef[:, 0],
                                         ours_long.intercept[0]),
-                       _group_objective(F, y, bounds, alpha, peer_long.coef_,
+                       group_lasso_objective(F, y, bounds, alpha, peer_long.coef_,
                                         peer_long.intercept_))
             default = solve_group_lasso(F, y, bounds, alpha)
-            gap = _group_objective(F, y, bounds, alpha, default.coef[:, 0],
+            gap = group_lasso_objective(F, y, bounds, alpha, default.coef[:, 0],
                                    default.intercept[0]) / best - 1
             peer_default = GroupLasso(groups=groups, alpha=alpha).fit(F, y)
-            peer_gap = _group_objective(F, y, bounds, alpha, peer_default.coef_,
+            peer_gap = group_lasso_objective(F, y, bounds, alpha, peer_default.coef_,
                                         peer_default.intercept_) / best - 1
             fast = solve_group_lasso(F, y, bounds, alpha, tol=1e-12, max_iter=20000)
             slow = solve_group_lasso(F, y, bounds, alpha, tol=1e-12, max_iter=20000,
@@ -158,7 +150,7 @@ def run_solver():
 
             tol_ours = loosest(lambda tol: solve_group_lasso(F, y, bounds, alpha, tol=tol,
                                                              max_iter=100000).objective_history[-1])
-            tol_peer = loosest(lambda tol: _group_objective(
+            tol_peer = loosest(lambda tol: group_lasso_objective(
                 F, y, bounds, alpha, *(lambda m: (m.coef_, m.intercept_))(
                     GroupLasso(groups=groups, alpha=alpha, tol=tol, max_iter=1000,
                                max_epochs=100000).fit(F, y))))
