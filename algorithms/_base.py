@@ -44,8 +44,13 @@ class RegisteredEstimator:
     test_params : dict
         Small constructor parameters for the contract tests.
     benchmark : dict or None
-        ``{"n_components": [...], "params": {...}}``: the asv grid. ``None`` keeps the
-        class out of the generated asv suite.
+        ``{"n_components": [...], "params": {...}}``: the asv grid (the suite runs
+        every map and peer at the union of these widths, so that each has its
+        comparison). ``None`` keeps the class out of the generated asv suite.
+        Optional keys: ``"speed": {"n_components": D, "params": {...}}``, the
+        width and parameters of the speed workload where D = 4096 does not suit
+        the method; ``"slower_because"``: one sentence on why the method does more
+        work than its peer, which the report prints where it is slower.
     unbiased : bool
         A map whose ``Z(x).Z(y)`` is an unbiased estimate of its kernel over the
         random draws (held by ``tests/test_kernel_approximation.py``).

@@ -11,9 +11,12 @@ import numpy as np
 
 from kernelmaps import fwht
 
+from . import common
+
 
 class FWHT:
-    """Batched in-place transform of 2**20 elements, rows of length 2**log2_n."""
+    """Batched in-place transform of 2**20 elements, rows of length 2**log2_n (asv picks
+    the number of calls per sample: one call takes about a millisecond)."""
 
     params = [["kernelmaps", "ffht"], [10, 14], ["float64", "float32"]]
     param_names = ["implementation", "log2_n", "dtype"]
@@ -31,7 +34,7 @@ class FWHT:
             # one thread, as FFHT's
             numba.set_num_threads(1)
             self.run = lambda: fwht(self.X)
-        self.run()  # compilation, page faults
+        common.warm((implementation, log2_n, dtype), self.run)  # compilation, page faults
 
     def time_fwht(self, implementation, log2_n, dtype):
         self.run()

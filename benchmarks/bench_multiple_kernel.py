@@ -72,29 +72,25 @@ def make_mfeat(label, n_components, groups):
     return make_pipeline(ColumnTransformer(views), kernelmaps.LeastSquaresClassifier())
 
 
-class MultipleKernelMfeat:
+class MultipleKernelMfeat(common.Timing):
     """RFF-GL, exact MKL and the equal-weight concatenation on mfeat's six views."""
 
     params = [["rff_gl", "exact_mkl", "rff_concat"], MFEAT_WIDTHS]
     param_names = ["algorithm", "n_components_per_kernel"]
-    number = 1
-    rounds = 1
-    repeat = (1, 3, 60.0)
-    warmup_time = 0.0
     timeout = 900
 
     def setup(self, label, n_components):
         if label == "exact_mkl" and n_components != MFEAT_WIDTHS[0]:
             raise NotImplementedError("the exact learner has no width")
         self.X, self.y, self.X_test, self.y_test, self.groups = mfeat()
-        make_mfeat(label, 8, self.groups).fit(self.X[:100], self.y[:100])   # compile
+        self.model = common.warm((label, n_components), lambda: make_mfeat(
+            label, n_components, self.groups).fit(self.X, self.y))
 
     def time_fit(self, label, n_components):
         make_mfeat(label, n_components, self.groups).fit(self.X, self.y)
 
     def track_test_error(self, label, n_components):
-        model = make_mfeat(label, n_components, self.groups).fit(self.X, self.y)
-        return 1.0 - model.score(self.X_test, self.y_test)
+        return 1.0 - self.model.score(self.X_test, self.y_test)
 
     track_test_error.unit = "test error"
 
@@ -110,7 +106,9 @@ def solver_problem(n_samples):
     X, y, groups, _ = make_planted_groups(n_samples, random_state=common.SEED)
     model = GroupLassoMKLClassifier(groups, n_components=128, alpha=1.0, max_iter=1,
                                     random_state=common.SEED).fit(X, y)
-    F, target, bounds = model._features(X), 2.0 * y - 1.0, model.feature_bounds_
+    # the learner's own random features, through its public fitted maps
+    F = np.hstack([m.transform(X[:, cols]) for m, cols in zip(model.feature_maps_, model.kernel_columns_)])
+    target, bounds = 2.0 * y - 1.0, model.feature_bounds_
     alpha = 0.1 * solve_group_lasso(F, target, bounds, 1e9).alpha_max
     best = solve_group_lasso(F, target, bounds, alpha, tol=1e-13, max_iter=200000)
     optimum = group_lasso_objective(F, target, bounds, alpha, best.coef[:, 0], best.intercept[0])
@@ -133,29 +131,32 @@ def solve(solver, F, y, bounds, alpha):
     return model.coef_, model.intercept_
 
 
-class GroupLassoSolver:
-    """Time to a 1e-6-accurate group lasso on the same features: ours against skglm."""
+class GroupLassoSolver(common.Timing):
+    """Time to a 1e-6-accurate group lasso on the same features: ours against skglm.
+
+    The problems and their optima (a 1e-13-tolerance solve) are built once, in
+    ``setup_cache``, for every benchmark of the class."""
 
     params = [["kernelmaps", "skglm"], SOLVER_SIZES]
     param_names = ["solver", "n_samples"]
-    number = 1
-    repeat = (3, 7, 30.0)
-    warmup_time = 0.0
     timeout = 600
 
-    def setup(self, solver, n_samples):
+    def setup_cache(self):
+        return {n: solver_problem(n) for n in SOLVER_SIZES}
+
+    def setup(self, problems, solver, n_samples):
         if solver == "skglm":
             try:
                 import skglm  # noqa: F401
             except ImportError:
                 raise NotImplementedError("skglm is not installed") from None
-        self.problem = solver_problem(n_samples)
-        solve(solver, *self.problem[:4])                   # compile before timing
+        self.problem = problems[n_samples]
+        common.warm((solver, n_samples), lambda: solve(solver, *self.problem[:4]))
 
-    def time_solve(self, solver, n_samples):
+    def time_solve(self, problems, solver, n_samples):
         solve(solver, *self.problem[:4])
 
-    def track_objective_gap(self, solver, n_samples):
+    def track_objective_gap(self, problems, solver, n_samples):
         from kernelmaps.group_lasso_mkl import group_lasso_objective
 
         F, y, bounds, alpha, optimum = self.problem
@@ -165,15 +166,11 @@ class GroupLassoSolver:
     track_objective_gap.unit = "relative gap"
 
 
-class MultipleKernelScaling:
+class MultipleKernelScaling(common.Timing):
     """Fit time over N, the paper's Figure 4: linear for RFF-GL, cubic-ish for exact MKL."""
 
     params = [["rff_gl", "exact_mkl"], SCALING_SIZES]
     param_names = ["algorithm", "n_samples"]
-    number = 1
-    rounds = 1
-    repeat = (1, 3, 60.0)
-    warmup_time = 0.0
     timeout = 1800
 
     def setup(self, label, n_samples):
@@ -183,7 +180,7 @@ class MultipleKernelScaling:
             raise NotImplementedError(f"ExactMKL is benchmarked up to {EXACT_MAX} rows")
         self.X, self.y, self.groups, _ = make_planted_groups(n_samples,
                                                              random_state=common.SEED)
-        self.make(label).fit(self.X[:200], self.y[:200])                    # compile
+        common.warm((label, n_samples), lambda: self.make(label).fit(self.X, self.y))
 
     def make(self, label):
         import kernelmaps

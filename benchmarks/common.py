@@ -2,11 +2,17 @@
 
 The profile is chosen by the environment variable ``KERNELMAPS_BENCH_PROFILE``:
 
-``quick`` (default; the README and CI)
-    each bundled dataset with at most 4000 training rows, a 500-row evaluation
-    subset, and the smallest and one mid-size width of each algorithm's grid;
+``quick`` (default; the README's main command)
+    each bundled dataset with at most 2000 training and 2000 test rows, a 300-row
+    evaluation subset, widths 256 and 1024, the speed workloads at 5000 rows,
+    fewer repeats: every method and every peer, fewer points;
 ``full``
-    the papers' splits in full, a 1000-row evaluation subset, every width.
+    the papers' splits in full, a 1000-row evaluation subset, every width of
+    every registered grid (256, 1024, 2048, 4096), the speed workloads at 20000
+    rows (and 10000 x 784).
+
+Every map and every peer runs at the same widths (:data:`WIDTHS`), so that each
+row of the report has its comparison.
 
 Exact Gram matrices of the evaluation subsets are computed once and cached on
 disk (``KERNELMAPS_BENCH_CACHE``, default ``~/.cache/kernelmaps/ground_truth``),
@@ -45,17 +51,52 @@ if PROFILE not in ("quick", "full"):
     raise ValueError(f"KERNELMAPS_BENCH_PROFILE must be 'quick' or 'full', got {PROFILE!r}")
 
 DATASETS = ["banana", "magic04", "letter", "pendigits"]
-MAX_TRAIN = {"quick": 4000, "full": None}[PROFILE]
-N_EVAL = {"quick": 500, "full": 1000}[PROFILE]
+MAX_TRAIN = {"quick": 2000, "full": None}[PROFILE]
+N_EVAL = {"quick": 300, "full": 1000}[PROFILE]
 SEED = 0
+#: Rows of the speed workloads (X ~ N(0, 1) or U[0, 1), d = 64, D = 4096).
+SPEED_ROWS = {"quick": 5000, "full": 20000}[PROFILE]
+#: Test rows each map transforms (a seeded subset in the quick profile).
+MAX_TEST = {"quick": 2000, "full": None}[PROFILE]
+#: Timed samples per benchmark: (min, max, seconds), asv's ``repeat``.
+REPEAT = {"quick": (1, 3, 2.0), "full": (3, 7, 20.0)}[PROFILE]
 
 
-def widths(grid):
-    """The widths of an algorithm's grid that the profile runs."""
-    grid = sorted(grid)
-    if PROFILE == "full":
-        return grid
-    return sorted({grid[0], grid[len(grid) // 2]})
+def _registered_widths():
+    from kernelmaps import ALGORITHMS
+
+    return sorted({w for cls in ALGORITHMS.values() if cls.kind == "feature_map" and cls.benchmark
+                   for w in cls.benchmark.get("n_components", ())})
+
+
+#: The widths every map and every peer runs at: quick 256 and 1024; full the union
+#: of the registered grids.
+WIDTHS = [256, 1024] if PROFILE == "quick" else _registered_widths()
+
+
+class Timing:
+    """asv timing attributes of the suite: one call per sample, no warm-up rounds
+    (each benchmark's ``setup`` runs what it times once, through :func:`warm`)."""
+
+    number = 1
+    rounds = 1
+    repeat = REPEAT
+    warmup_time = 0.0
+
+
+_WARM = {}
+
+
+def warm(key, build):
+    """``build()`` once per process and key, then the cached result.
+
+    asv re-runs ``setup`` before every timed sample after the first; the fitted
+    state and the warm-up call (compilation, thread pool, page faults) are kept
+    for the process, so the re-runs cost nothing and every sample is warm.
+    """
+    if key not in _WARM:
+        _WARM[key] = build()
+    return _WARM[key]
 
 
 @lru_cache(maxsize=None)
@@ -83,6 +124,9 @@ def prepared(dataset, non_negative=False):
     if MAX_TRAIN is not None and X_train.shape[0] > MAX_TRAIN:
         keep = np.sort(rng.choice(X_train.shape[0], MAX_TRAIN, replace=False))
         X_train, y_train = X_train[keep], y_train[keep]
+    if MAX_TEST is not None and X_test.shape[0] > MAX_TEST:
+        keep = np.sort(rng.choice(X_test.shape[0], MAX_TEST, replace=False))
+        X_test, y_test = X_test[keep], y_test[keep]
     gamma = resolve_gamma("knn50", X_train, "gaussian", np.random.RandomState(SEED))
     if non_negative:
         low = X_train.min(axis=0)
@@ -211,17 +255,6 @@ def derived_width_entries():
     return table
 
 
-def widths_for(label):
-    """Widths at which ``label`` runs: its own grid, or for a peer the union of the
-    grids of every map that declares it (so it runs beside each of them)."""
-    from kernelmaps import ALGORITHMS
-
-    grids = [cls.benchmark["n_components"] for cls in ALGORITHMS.values()
-             if cls.kind == "feature_map" and cls.benchmark
-             and (cls.name == label or label in cls.peers())]
-    return sorted({w for grid in grids for w in widths(grid)})
-
-
 def peers_of(name):
     """Labels of the peers the registered class ``name`` declares."""
     from kernelmaps import ALGORITHMS
@@ -248,3 +281,41 @@ def fit_pair(label, dataset, n_components):
     est = factory(n_components, SEED, data["gamma"]).fit(data["X_train"])
     reference = table[owner.name][1](n_components, SEED, data["gamma"]).fit(data["X_train"][:50])
     return est, reference
+
+
+def _status_bytes(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field):
+                return int(line.split()[1]) * 1024
+    raise OSError(f"/proc/self/status has no {field}")
+
+
+def transform_memory(transform, X):
+    """``(MiB allocated beyond the baseline, MiB of the output)`` of one ``transform(X)``.
+
+    The baseline is the process's resident set just before the call; the peak is
+    its high-water mark during the call, reset first through
+    ``/proc/self/clear_refs`` (Linux), so the interpreter, the libraries and the
+    data already loaded are not counted, and every allocation is (numpy's, Numba's
+    and BLAS's alike, which ``tracemalloc`` would miss).
+    """
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:  # hand freed heap pages back, so that reusing them is counted as allocating
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # resets VmHWM to the current VmRSS
+        before = _status_bytes("VmRSS:")
+    except OSError as exc:
+        raise NotImplementedError(f"memory is measured on Linux only (/proc/self/clear_refs: {exc})") from None
+    Z = transform(X)
+    peak = _status_bytes("VmHWM:")
+    output = Z.nbytes if hasattr(Z, "nbytes") else Z.data.nbytes
+    del Z
+    return (peak - before) / 2.0**20, output / 2.0**20

@@ -1,0 +1,132 @@
+"""What a measurement ran on: CPU, cores, the SIMD target Numba compiled for, BLAS, commit.
+
+The asv suite, its report and the paper-claim experiments all name the machine
+with :func:`machine_info`, so that every figure carries its CPU and target.
+``NUMBA_CPU_NAME=haswell`` makes Numba emit AVX2 code on any recent x86 CPU; the
+target recorded here is the one Numba actually uses, not the host's.
+"""
+
+import os
+import platform
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+#: LLVM CPU names and the widest x86 vector extension their code uses.
+_AVX512_NAMES = ("skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake",
+                 "tigerlake", "rocketlake", "sapphirerapids", "emeraldrapids",
+                 "graniterapids", "znver4", "znver5", "x86-64-v4")
+_AVX2_NAMES = ("haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake",
+               "znver1", "znver2", "znver3", "x86-64-v3")
+
+
+def cpu_model():
+    """The CPU's marketing name (``/proc/cpuinfo``), or ``platform.processor()``."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _simd_of_features(features):
+    """Widest vector extension in an LLVM feature string or mapping."""
+    if isinstance(features, str):
+        enabled = {f[1:] for f in features.split(",") if f.startswith("+")}
+    else:
+        enabled = {name for name, on in features.items() if on}
+    if "avx512f" in enabled:
+        return "AVX-512"
+    if "avx2" in enabled:
+        return "AVX2"
+    if "avx" in enabled:
+        return "AVX"
+    if "sse4.2" in enabled or "sse2" in enabled:
+        return "SSE"
+    if "neon" in enabled or "sve" in enabled:
+        return "NEON/SVE"
+    return "unknown"
+
+
+def numba_target():
+    """``(cpu name, SIMD extension)`` of the code Numba generates in this process."""
+    from llvmlite import binding
+
+    name = os.environ.get("NUMBA_CPU_NAME", "").strip()
+    features = os.environ.get("NUMBA_CPU_FEATURES", "").strip()
+    if features:
+        return (name or binding.get_host_cpu_name()), _simd_of_features(features)
+    if not name or name == "host":
+        host = binding.get_host_cpu_name()
+        return host, _simd_of_features(binding.get_host_cpu_features())
+    lower = name.lower()
+    if lower.startswith(_AVX512_NAMES):
+        return name, "AVX-512"
+    if lower.startswith(_AVX2_NAMES):
+        return name, "AVX2"
+    return name, "unknown"
+
+
+def blas():
+    """The BLAS numpy calls, e.g. ``'OpenBLAS 0.3.30 (SkylakeX)'``."""
+    try:
+        from threadpoolctl import threadpool_info
+
+        for pool in threadpool_info():
+            if pool.get("user_api") == "blas":
+                arch = pool.get("architecture")
+                return f"{pool.get('internal_api')} {pool.get('version')}" + (f" ({arch})" if arch else "")
+    except Exception:  # threadpoolctl is a dependency, but a broken BLAS must not stop a report
+        pass
+    return "unknown"
+
+
+def git_commit(root=None):
+    """Short hash of HEAD, with ``+dirty`` when the working tree has changes, or None."""
+    root = root or Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=8", "HEAD"], cwd=root, text=True,
+                              capture_output=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               text=True, capture_output=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+dirty" if dirty else "")
+
+
+@lru_cache(maxsize=None)
+def machine_info():
+    """Everything a figure needs beside it, as a flat dict of strings."""
+    import numba
+    import numpy
+
+    name, simd = numba_target()
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    return {
+        "cpu": cpu_model(),
+        "cores": str(usable),
+        "numba_target": name,
+        "simd": simd,
+        "numba": numba.__version__,
+        "numpy": numpy.__version__,
+        "blas": blas(),
+        "python": platform.python_version(),
+        "commit": git_commit() or "unknown",
+    }
+
+
+def describe(info=None):
+    """One line: ``AMD EPYC 9R14, 2 cores, Numba target znver4 (AVX-512), ...``."""
+    info = info or machine_info()
+    return (f"{info['cpu']}, {info['cores']} cores, Numba {info['numba']} target {info['numba_target']} "
+            f"({info['simd']}), {info['blas']}, commit {info['commit']}")
+
+
+if __name__ == "__main__":
+    print(describe())
