@@ -14,7 +14,7 @@ of the generated suite (their ``benchmark`` is ``None``) and measured here:
   ``GroupLasso`` (when installed) on the same random features of planted groups
   (10 kernels x 128 features, +-1 targets, alpha = 0.1 alpha_max), each at the
   loosest tolerance that reaches 1e-6 of the optimum on this problem
-  (``python benchmarks/group_lasso_mkl.py solver``): time to solve and the
+  (``python -m benchmarks.experiments run gl-solver``): time to solve and the
   objective's relative gap to a 1e-13-tolerance solution.
 * ``MultipleKernelScaling``: fit time over N on planted groups (10 kernels, alpha =
   0.01): RFF-GL (128 features per kernel) and ExactMKL (up to 8000 rows), the

@@ -321,8 +321,8 @@ def test_learning_per_dimension_scales_beats_the_best_single_gamma():
     single-gamma RFF ridge (grid of 13 gammas on a validation split), and the learned
     scales of the 15 noise dimensions end below 0.1x those of the 5 informative ones.
 
-    600 training rows, D = 1000 for both. Measured (``python
-    benchmarks/fourier_kernel_learning.py synthetic``): test MSE 0.087-0.194 against
+    600 training rows, D = 1000 for both. Measured (``python -m
+    benchmarks.experiments run fkl-synthetic``): test MSE 0.087-0.194 against
     1.82-2.23 for the single gamma, noise/informative scale ratio 0.008-0.022. At
     D = 400 or 800 two of the five seeds stop in a worse local optimum where one
     informative scale has collapsed (ratio 0.3-0.8), though still far below the

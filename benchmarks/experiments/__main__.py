@@ -1,0 +1,94 @@
+"""Paper claims in one runner.
+
+Usage (from the root of a clone)::
+
+    python -m benchmarks.experiments list
+    python -m benchmarks.experiments run NAME [NAME ...] [--quick] [--out DIR]
+    python -m benchmarks.experiments all [--quick] [--out DIR]
+    python -m benchmarks.experiments table [--write]
+
+``run`` and ``all`` write ``DIR/NAME/{NAME.csv, NAME.png, verdict.md, result.json}``
+(default ``benchmarks/experiments/results``) and print each verdict. ``--quick``
+runs each experiment at reduced sizes (its declared quick settings); without it,
+the paper's sizes. ``table`` prints the README's "Measured" table built from the
+``result.json`` files; ``--write`` puts it into README.md between its markers.
+Experiments marked "timed" measure speed: run them on an otherwise idle machine.
+"""
+
+import argparse
+import sys
+import time
+
+
+def main(argv=None):
+    from benchmarks.experiments import _framework as fw
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.experiments",
+                                     description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="verb", required=True)
+    sub.add_parser("list", help="the experiments, their claims and sources")
+    run = sub.add_parser("run", help="run the named experiments")
+    run.add_argument("names", nargs="+")
+    every = sub.add_parser("all", help="run every experiment")
+    for p in (run, every):
+        p.add_argument("--quick", action="store_true", help="reduced sizes (the declared quick settings)")
+        p.add_argument("--out", default=str(fw.DEFAULT_OUTPUT), help="output folder (default: %(default)s)")
+    table = sub.add_parser("table", help="the README's Measured table from the results")
+    table.add_argument("--write", action="store_true", help="write it into README.md")
+    table.add_argument("--out", default=str(fw.DEFAULT_OUTPUT), help="results folder (default: %(default)s)")
+    args = parser.parse_args(argv)
+
+    experiments = fw.registry()
+    if args.verb == "list":
+        for name, spec in experiments.items():
+            print(f"{name}{' (timed)' if spec.timed else ''}\n    {spec.paper}, {spec.source}: {spec.claim}\n"
+                  f"    paper: {spec.paper_value}")
+        return 0
+    if args.verb == "table":
+        from benchmarks.experiments import measured
+
+        text = measured.table(args.out)
+        if args.write:
+            measured.write_readme(text)
+            print("README.md updated", file=sys.stderr)
+        else:
+            print(text)
+        return 0
+    names = list(experiments) if args.verb == "all" else args.names
+    unknown = [n for n in names if n not in experiments]
+    if unknown:
+        parser.error(f"unknown experiment(s) {', '.join(unknown)}; `list` shows the {len(experiments)} there are")
+    from tqdm.auto import tqdm
+
+    started = time.perf_counter()
+    verdicts, skipped, failed = [], [], []
+    for name in tqdm(names, desc="experiments", unit="exp", disable=len(names) < 2, dynamic_ncols=True):
+        try:
+            result = fw.execute(experiments[name], args.quick, args.out)
+        except fw.MissingRequirement as exc:
+            if args.verb == "run":
+                raise SystemExit(str(exc)) from None
+            skipped.append((name, str(exc)))
+            tqdm.write(f"{name}: not run: {exc}")
+            continue
+        except Exception as exc:  # one broken experiment must not hide the others' verdicts
+            import traceback
+
+            failed.append((name, f"{type(exc).__name__}: {exc}"))
+            tqdm.write(f"{name}: FAILED\n{traceback.format_exc()}")
+            continue
+        verdicts.append(result)
+        tqdm.write(f"{name}: {result['status']} ({result['seconds']:.0f} s): {result['ours']}")
+    print(f"\n{len(verdicts)} experiment(s) in {time.perf_counter() - started:.0f} s "
+          f"({'quick' if args.quick else 'full'}); outputs in {args.out}")
+    for result in verdicts:
+        print(f"  {result['status']:>14s}  {result['name']}: {result['paper']}, {result['source']}")
+    for name, why in skipped:
+        print(f"  {'not run':>14s}  {name}: {why}")
+    for name, why in failed:
+        print(f"  {'FAILED':>14s}  {name}: {why}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
