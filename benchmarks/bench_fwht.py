@@ -20,6 +20,7 @@ class FWHT:
 
     params = [["kernelmaps", "ffht"], [10, 14], ["float64", "float32"]]
     param_names = ["implementation", "log2_n", "dtype"]
+    repeat = common.REPEAT
 
     def setup(self, implementation, log2_n, dtype):
         n = 2**log2_n

@@ -30,7 +30,7 @@ MFEAT_TRAIN = {"quick": 600, "full": None}[common.PROFILE]
 MFEAT_ALPHA = 1e-3
 SOLVER_SIZES = {"quick": [4000], "full": [1000, 4000]}[common.PROFILE]
 SOLVER_TOL = {"kernelmaps": 1e-4, "skglm": 1e-4}
-SCALING_SIZES = {"quick": [1000, 2000], "full": [1000, 2000, 4000, 8000, 16000, 32000]}[
+SCALING_SIZES = {"quick": [500, 1000], "full": [1000, 2000, 4000, 8000, 16000, 32000]}[
     common.PROFILE]
 EXACT_MAX = 8000
 

@@ -1171,7 +1171,8 @@ def main(argv=None):
         print(table.text())
 
     failures = run.failures()
-    print(f"\n{len(failures)} failed benchmark value(s)" + (" (asv run exits 0 even so):" if failures else "."))
+    print(f"\n{len(failures)} failed benchmark value(s) (asv run exits 0 even so):" if failures
+          else "\nEvery benchmark value was measured or deliberately skipped.")
     for key, combo in failures:
         print(f"  FAILED {describe_combo(key, combo)}")
     for w in registry.warnings:
