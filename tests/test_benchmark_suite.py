@@ -1,0 +1,85 @@
+"""The asv suite's own contracts: warm set-ups, the ground-truth cache, one grid of widths."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _compiled_overloads():
+    """Number of compiled signatures over every Numba dispatcher of kernelmaps."""
+    from numba.core.registry import CPUDispatcher
+
+    total = 0
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("kernelmaps") or module is None:
+            continue
+        for value in vars(module).values():
+            if isinstance(value, CPUDispatcher):
+                total += len(value.overloads)
+    return total
+
+
+@pytest.fixture
+def suite(monkeypatch, tmp_path):
+    monkeypatch.setenv("KERNELMAPS_BENCH_CACHE", str(tmp_path))
+    from benchmarks import bench_feature_maps, common
+
+    common._WARM.clear()
+    return bench_feature_maps, common
+
+
+@pytest.mark.parametrize("label", ["rff", "fastfood", "tensor_sketch", "nystroem", "quantile_fourier"])
+@pytest.mark.parametrize("method", ["time_fit", "time_transform"])
+def test_setup_warms_exactly_what_is_timed(suite, label, method):
+    bench_feature_maps, common = suite
+    bench = bench_feature_maps.FeatureMaps()
+    params = (label, "banana", common.WIDTHS[0])
+    bench.setup(*params)
+    before = _compiled_overloads()
+    getattr(bench, method)(*params)
+    assert _compiled_overloads() == before, f"{method} of {label} compiled Numba code inside the timed call"
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_speed_workload_setup_warms_the_transform(suite, dtype):
+    bench_feature_maps, common = suite
+    bench = bench_feature_maps.TransformSpeed()
+    bench.setup("rff", dtype, 4096)
+    before = _compiled_overloads()
+    bench.time_transform("rff", dtype, 4096)
+    assert _compiled_overloads() == before
+
+
+def test_ground_truth_cache_is_keyed_by_the_evaluation_rows(suite, monkeypatch):
+    """A cached Gram matrix is never returned for other evaluation rows (a profile or
+    subsample change once served a stale matrix: kernel errors above 1)."""
+    _, common = suite
+    from kernelmaps import RandomFourierFeatures
+
+    rng = np.random.default_rng(0)
+    reference = RandomFourierFeatures(8, gamma=0.5, random_state=0).fit(rng.standard_normal((20, 3)))
+    for seed in (1, 2):
+        X_eval = np.random.default_rng(seed).standard_normal((30, 3))
+        monkeypatch.setattr(common, "prepared", lambda dataset, non_negative=False, X=X_eval: {"X_eval": X})
+        np.testing.assert_allclose(common.ground_truth("any", reference), reference.kernel(X_eval))
+
+
+def test_every_map_and_peer_runs_at_every_width(suite):
+    bench_feature_maps, common = suite
+    labels, datasets, widths = bench_feature_maps.FeatureMaps.params
+    assert widths == common.WIDTHS
+    assert {"rff", "sklearn.RBFSampler", "nystroem", "sklearn.Nystroem", "craftmaps"} <= set(labels)
+
+
+def test_transform_memory_counts_the_output_not_the_interpreter(suite):
+    _, common = suite
+    X = np.ones((1000, 10))
+    beyond, output = common.transform_memory(lambda A: np.repeat(A, 400, axis=1) * 2.0, X)
+    assert output == pytest.approx(1000 * 4000 * 8 / 2**20)
+    # the output and the one temporary of `repeat(...) * 2`, not the ~100+ MiB process
+    assert 0.9 * output <= beyond <= 2.5 * output
