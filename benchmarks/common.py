@@ -59,7 +59,7 @@ SPEED_ROWS = {"quick": 5000, "full": 20000}[PROFILE]
 #: Test rows each map transforms (a seeded subset in the quick profile).
 MAX_TEST = {"quick": 2000, "full": None}[PROFILE]
 #: Timed samples per benchmark: (min, max, seconds), asv's ``repeat``.
-REPEAT = {"quick": (1, 3, 1.0), "full": (3, 7, 20.0)}[PROFILE]
+REPEAT = {"quick": (1, 2, 0.5), "full": (3, 7, 20.0)}[PROFILE]
 
 
 def _registered_widths():

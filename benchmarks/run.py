@@ -143,7 +143,7 @@ def main(argv=None):
     files = results_files(name, commit)
     n_benchmarks, measured, failed = count_outcomes(files) if files else (0, 0, [])
     print(f"\n{n_benchmarks} benchmarks ({measured} parameter combinations measured) in "
-          f"{seconds / 60:.1f} min; " + (f"{len(failed)} FAILED: {', '.join(failed)}" if failed else "none failed"),
+          f"{seconds / 60:.1f} min; " + (f"{len(failed)} FAILED: {', '.join(failed)}" if failed else "every one succeeded"),
           flush=True)
     if code != 0:
         print(f"asv exited with status {code}; see {LOG}", file=sys.stderr)
