@@ -298,3 +298,8 @@ class DerivedWidthSpeed(common.Timing):
         return common.transform_memory(self.estimator.transform, self.X)[0]
 
     track_transform_memory.unit = "MiB beyond the process baseline"
+
+
+# inherited by the forked child of every parameter combination (see common.prepare_all)
+
+common.prepare_all()

@@ -89,3 +89,8 @@ class LearnedMapAccuracy:
         return table[label, dataset, n_components]
 
     track_test_error.unit = "test error"
+
+
+# inherited by the forked child of every parameter combination (see common.prepare_all)
+
+common.prepare_all()
