@@ -39,9 +39,14 @@ __all__ = [
 ]
 
 
+#: Public modules that need an optional extra: imported by their users, never here,
+#: so that the core works without it (``kernelmaps.dask`` needs ``kernelmaps[dask]``).
+OPTIONAL_MODULES = ("dask",)
+
+
 def _import_algorithm_modules():
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_") or info.name == "datasets":
+        if info.name.startswith("_") or info.name == "datasets" or info.name in OPTIONAL_MODULES:
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         for public in getattr(module, "__all__", ()):

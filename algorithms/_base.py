@@ -21,7 +21,7 @@ from ._kernels import exact_kernel
 from ._parallel import BLOCK_BYTES, ThreadScratch, block_rows, n_worker_threads, run_row_blocks  # noqa: F401
 from ._validation import (FLOAT_DTYPES, FeatureOverflowError, check_choice, check_fits_in_memory,  # noqa: F401
                           check_float_array, check_input, check_integer, check_n_components, check_positive,
-                          clear_fitted_state, format_bytes)
+                          clear_fitted_state, dask_support, format_bytes, is_dask_array)
 
 #: name -> class, filled as the algorithm modules are imported.
 REGISTRY: dict = {}
@@ -270,13 +270,17 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A Dask array is read through a bounded, seeded sample of its rows
+            (:func:`kernelmaps.dask.fit`).
         y : ignored by unsupervised maps
 
         Returns
         -------
         self
         """
+        if is_dask_array(X):
+            return dask_support().fit(self, X, y)
         clear_fitted_state(self)
         X = check_float_array(self, X, reset=True, accept_sparse=True)
         self._validate_params_common()
@@ -327,13 +331,15 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
 
         Returns
         -------
         Z : ndarray of shape (n_samples, n_components)
             float32 if ``X`` is float32, float64 otherwise; dense for sparse ``X``
-            too (a DataFrame under ``set_output(transform="pandas")``).
+            too (a DataFrame under ``set_output(transform="pandas")``). A
+            row-chunked Dask array gives a lazy Dask array, chunk by chunk
+            (:func:`kernelmaps.dask.transform`).
 
         Raises
         ------
@@ -341,15 +347,15 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
             If a feature is not finite in the working dtype (the input's
             magnitude combined with the map's parameters overflows).
         """
+        if is_dask_array(X):
+            return dask_support().transform(self, X)
         check_is_fitted(self)
         X = check_float_array(self, X, reset=False, accept_sparse=True)
         self._check_transform_input(X)
         n, d = X.shape
         out = np.empty((n, self.n_components_), dtype=X.dtype)
         densify = sp.issparse(X) and not self.accepts_sparse_blocks
-        # a densified block is scratch too: wide sparse input gets shorter blocks
-        elements = self._block_elements_per_row() + (d if densify else 0)
-        step = block_rows(elements * X.dtype.itemsize, d)
+        step = self._block_step(X.dtype, d, densify)
         context = self._prepare_transform(X.dtype)
         dense_blocks = ThreadScratch() if densify else None
         overflowed = []
@@ -367,6 +373,18 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
         if overflowed:
             self._raise_overflow(X, out, min(overflowed))
         return out
+
+    def _block_step(self, dtype, n_features, densify=False):
+        """Rows per block of ``transform``: blocks start at multiples of it.
+
+        BLAS picks its kernel by the product's size, so a row's last bits can
+        depend on the rows it is computed with; a lazy transform that keeps its
+        chunk boundaries on multiples of this step computes every row in the same
+        block as the in-memory transform, bit for bit.
+        """
+        # a densified block is scratch too: wide sparse input gets shorter blocks
+        elements = self._block_elements_per_row() + (n_features if densify else 0)
+        return block_rows(elements * np.dtype(dtype).itemsize, n_features)
 
     def _raise_overflow(self, X, out, block_start):
         bad_rows = np.flatnonzero(~np.isfinite(out).all(axis=1))

@@ -24,7 +24,7 @@ from ._fastmath import FASTMATH, row_needs_libm, trig_limit, vexp, vsincos
 from ._kernels import resolve_gamma
 from ._parallel import blas_single_thread
 from ._validation import (check_choice, check_float_array, check_fraction, check_input, check_n_components,
-                          check_positive, clear_fitted_state)
+                          check_positive, clear_fitted_state, dask_support, is_dask_array)
 from .pegasos import (DENSE_ACTIVE_FRACTION, PegasosSVC, _draw_minibatches, _pegasos_steps, _active_pairs,
                       _hinge_margins)
 
@@ -249,6 +249,8 @@ class LearnedCosineMap(FeatureMap):
         -------
         self
         """
+        if is_dask_array(X):
+            return dask_support().fit(self, X, y)
         clear_fitted_state(self)
         if y is None:
             if self.objective == "classification":

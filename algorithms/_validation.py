@@ -77,6 +77,38 @@ def check_numeric_dtype(X, what="X"):
                                 "numbers: convert them to a numeric dtype first")
 
 
+def is_dask_array(X):
+    """Whether ``X`` is a Dask collection, recognized without importing Dask.
+
+    Dask is an optional extra: the core tells a Dask array apart by its type's
+    module and the collection protocol, so that ``import kernelmaps`` never
+    imports it.
+    """
+    return type(X).__module__.partition(".")[0] == "dask" and hasattr(X, "__dask_graph__")
+
+
+def dask_support():
+    """The :mod:`kernelmaps.dask` module, or an ``ImportError`` saying how to get it."""
+    from importlib import import_module
+
+    return import_module("kernelmaps.dask")
+
+
+def check_not_dask(estimator, X, what="X"):
+    """Refuse a Dask collection where an estimator works in memory.
+
+    ``np.asarray`` would compute the whole collection into memory, silently, which
+    is what a Dask user never wants; the error names what does accept Dask input.
+    """
+    if is_dask_array(X):
+        raise TypeError(
+            f"{type(estimator).__name__} works in memory and got a Dask collection as {what}. "
+            "Feature maps (fit on a sample, lazy transform) and the one-pass learners "
+            "(LeastSquaresClassifier, LeastSquaresRegressor, ECOCClassifier) accept Dask arrays; "
+            f"for {type(estimator).__name__}, compute a sample first (kernelmaps.dask.sample_rows)."
+        )
+
+
 def check_input(estimator, X, y="no_validation", *, reset, accept_sparse=None, **kwargs):
     """scikit-learn's ``validate_data`` with the library's input contract.
 
@@ -102,6 +134,9 @@ def check_input(estimator, X, y="no_validation", *, reset, accept_sparse=None, *
           written for dense rows (the learned maps) gets them; their
           ``fit`` and ``transform`` ask for ``True``.
     """
+    check_not_dask(estimator, X)
+    if not isinstance(y, str) and y is not None:
+        check_not_dask(estimator, y, "y")
     check_numeric_dtype(X)
     if accept_sparse is None:
         accept_sparse = getattr(estimator, "_sparse_input", False)

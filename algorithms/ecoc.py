@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from ._base import check_choice
+from ._validation import dask_support, is_dask_array
 from .least_squares import LeastSquaresClassifier
 
 __all__ = ["ECOCClassifier"]
@@ -153,22 +154,23 @@ class ECOCClassifier(LeastSquaresClassifier):
     def _code(self):
         return self.code_
 
-    def _accumulate_and_solve(self, Z, y, classes, first):
-        if first:
-            check_choice(self.decoding, "decoding", ("hamming", "euclidean"))
-            c = self.code_size
-            if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Integral) or c < 1:
-                raise ValueError(f"code_size must be an integer >= 1, got {c!r}")
-            if classes is None:
-                raise ValueError("classes must be given on the first call to partial_fit")
-            n_classes = len(np.unique(classes))
-            if n_classes < 2:
-                raise ValueError(f"need at least 2 classes, got {n_classes} class")
-            self.code_ = _random_code(n_classes, int(c), check_random_state(self.random_state))
-        return super()._accumulate_and_solve(Z, y, classes, first)
+    def _begin(self, classes):
+        check_choice(self.decoding, "decoding", ("hamming", "euclidean"))
+        c = self.code_size
+        if isinstance(c, (bool, np.bool_)) or not isinstance(c, numbers.Integral) or c < 1:
+            raise ValueError(f"code_size must be an integer >= 1, got {c!r}")
+        n_classes = len(np.unique(classes))
+        if n_classes < 2:
+            raise ValueError(f"need at least 2 classes, got {n_classes} class")
+        # drawn before the equations are sized: their width is the code's length
+        self.code_ = _random_code(n_classes, int(c), check_random_state(self.random_state))
+        super()._begin(classes)
 
     def predict_code(self, Z):
-        """The ``code_size`` bit regressors' outputs, ``Z @ coef_ + intercept_``."""
+        """The ``code_size`` bit regressors' outputs, ``Z @ coef_ + intercept_``
+        (lazily for a Dask array)."""
+        if is_dask_array(Z):
+            return dask_support().predict_lazily(self, Z, "predict_code")
         return np.atleast_2d(self._scores(Z).T).T
 
     def decision_function(self, Z):
@@ -180,6 +182,8 @@ class ECOCClassifier(LeastSquaresClassifier):
         Euclidean closeness scaled into ``(-1/2, 1/2)``, which only breaks ties.
         Binary problems get one column, positive for ``classes_[1]``.
         """
+        if is_dask_array(Z):
+            return dask_support().predict_lazily(self, Z, "decision_function")
         S = self.predict_code(Z).astype(np.float64)
         scores = S @ self.code_.T
         if self.decoding == "hamming":

@@ -1,5 +1,7 @@
 """Regularized least squares on features, accumulated in one pass over row blocks."""
 
+from typing import ClassVar
+
 import numpy as np
 import scipy.linalg
 from numba import njit
@@ -9,7 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import RegisteredEstimator, check_positive, classes_from_scores, one_vs_rest_code
 from ._parallel import block_rows
-from ._validation import FeatureOverflowError, check_fits_in_memory, check_input, clear_fitted_state
+from ._validation import (FeatureOverflowError, check_fits_in_memory, check_input, clear_fitted_state, dask_support,
+                          is_dask_array)
 
 __all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor"]
 
@@ -75,6 +78,9 @@ class NormalEquations:
         the latter never forms ``T``.
         """
         Z64 = np.asarray(Z, dtype=np.float64)
+        if Z64.ndim != 2 or Z64.shape[1] != self.gram.shape[0]:
+            raise ValueError(f"a block of shape {Z64.shape} cannot be added to normal equations of "
+                             f"{self.gram.shape[0]} features")
         if Z64.size:
             # only for the overflow message: max and -min need no |Z| copy
             self.largest_feature = max(self.largest_feature, float(Z64.max()), -float(Z64.min()))
@@ -91,6 +97,38 @@ class NormalEquations:
             counts = np.bincount(labels, minlength=code.shape[0]).astype(np.float64)
             self.cross += sums.T @ code
             self.target_sum += counts @ code
+
+    def merge(self, other):
+        """Add the rows another accumulator has seen (the map-reduce step).
+
+        Accumulators of disjoint row sets, filled anywhere (another process, a
+        Dask worker, another ``partial_fit``), merge into the accumulator of
+        their union: every moment is a sum over rows. ``other`` is unchanged.
+
+        Parameters
+        ----------
+        other : NormalEquations
+            Of the same ``n_features`` and ``n_targets``.
+
+        Returns
+        -------
+        self
+        """
+        if not isinstance(other, NormalEquations):
+            raise TypeError(f"can only merge another NormalEquations, got {type(other).__name__}")
+        if other.gram.shape != self.gram.shape or other.cross.shape != self.cross.shape:
+            raise ValueError(
+                f"cannot merge normal equations of {other.gram.shape[0]} features and "
+                f"{other.cross.shape[1]} targets into {self.gram.shape[0]} features and "
+                f"{self.cross.shape[1]} targets"
+            )
+        self.gram += other.gram
+        self.cross += other.cross
+        self.feature_sum += other.feature_sum
+        self.target_sum += other.target_sum
+        self.n_samples += other.n_samples
+        self.largest_feature = max(self.largest_feature, other.largest_feature)
+        return self
 
     def solve(self, alpha, fit_intercept=True):
         """Return ``(coef, intercept)``: coef of shape (n_features, n_targets)."""
@@ -120,23 +158,122 @@ class NormalEquations:
         return coef, intercept
 
 
+#: Rows of features one mapped block holds while it is accumulated (``fit`` with a
+#: ``feature_map``): about this many bytes of float64 features per block.
+MAPPED_BLOCK_BYTES = 32 * 2**20
+
+
+def _mapped_blocks(X, feature_map):
+    """``(rows, Z)`` for consecutive row blocks of inputs ``X`` mapped by ``feature_map``.
+
+    Only one block of features exists at a time: the inputs plus a map never form
+    the ``N x D`` feature matrix. Blocks are taller than the transform's own, so
+    that the ``Z^T Z`` update of each is one efficient rank-k product.
+    """
+    width = feature_map.n_components_
+    step = max(256, MAPPED_BLOCK_BYTES // (8 * width))
+    for start in range(0, X.shape[0], step):
+        rows = slice(start, min(X.shape[0], start + step))
+        yield rows, feature_map.transform(X[rows])
+
+
+def _check_feature_map(feature_map):
+    """A fitted kernelmaps feature map, or an error saying what is wrong."""
+    from ._base import FeatureMap
+
+    if not isinstance(feature_map, FeatureMap):
+        raise TypeError(f"feature_map must be a kernelmaps feature map, got {type(feature_map).__name__}")
+    check_is_fitted(feature_map, msg=(
+        f"feature_map {type(feature_map).__name__} is not fitted: fit it first (on a Dask array, "
+        "fit reads a bounded sample of the rows)"))
+    return feature_map
+
+
 class _LeastSquaresBase(RegisteredEstimator, BaseEstimator):
-    _fitted_private = ("_equations",)
+    """One-pass ridge least squares: accumulate, merge, solve.
+
+    Subclasses define how a block's targets enter the normal equations
+    (``_add_block``), what the first call learns (``_begin``) and the number of
+    targets (``_n_targets``).
+    """
 
     kind = "learner"
     paper = "Rahimi & Recht, NIPS 2007 (Fourier + LS)"
     kernel_family = "linear"
     test_params = {"alpha": 1.0}
 
+    #: Keyword arguments of the targets' validation (``check_input``).
+    _y_validation: ClassVar[dict] = {}
+
     def __init__(self, alpha=1.0, *, fit_intercept=True):
         self.alpha = alpha
         self.fit_intercept = fit_intercept
 
-    def _accumulate(self, Z, add):
+    def _accumulate(self, equations, Z, targets, feature_map=None):
+        """Add the rows ``Z`` (features, or inputs of ``feature_map``) block by block."""
+        if feature_map is not None:
+            for rows, Z_rows in _mapped_blocks(Z, feature_map):
+                self._add_block(equations, Z_rows, targets[rows])
+            return equations
         # a block's float64 copy and its Z^T Z update: the library's one block rule
         step = block_rows(8 * Z.shape[1], Z.shape[1])
         for start in range(0, Z.shape[0], step):
-            add(slice(start, start + step))
+            rows = slice(start, start + step)
+            self._add_block(equations, Z[rows], targets[rows])
+        return equations
+
+    def _new_equations(self):
+        return NormalEquations(self.n_features_in_, self._n_targets())
+
+    def _solve(self):
+        alpha = check_positive(self.alpha, "alpha", allow_zero=True)
+        self.coef_, self.intercept_ = self.normal_equations_.solve(alpha, self.fit_intercept)
+        return self
+
+    def _validate_rows(self, Z, y, reset, feature_map):
+        """Validated ``(Z, y)``; with a map, ``Z`` are its inputs and the learner's
+        ``n_features_in_`` is the map's width."""
+        kwargs = self._y_validation
+        if feature_map is None:
+            return check_input(self, Z, y, reset=reset, **kwargs)
+        feature_map = _check_feature_map(feature_map)
+        X, y = check_input(feature_map, Z, y, reset=False, accept_sparse=True, **kwargs)
+        if reset:
+            self.n_features_in_ = feature_map.n_components_
+        elif self.n_features_in_ != feature_map.n_components_:
+            raise ValueError(f"feature_map gives {feature_map.n_components_} features, but "
+                             f"{type(self).__name__} was fitted on {self.n_features_in_}")
+        return X, y
+
+    def merge(self, other):
+        """Add the rows another partial fit has seen, then re-solve (the map-reduce step).
+
+        Two learners fitted (``fit`` or ``partial_fit``) on disjoint rows, in other
+        processes or on other machines, merge into the learner of all their rows:
+        the coefficients equal those of one fit on the union. ``other`` is unchanged.
+
+        Parameters
+        ----------
+        other : estimator of the same class
+            Fitted with the same classes (and, for ECOC, the same code) on the same
+            number of features.
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self)
+        check_is_fitted(other)
+        if type(other) is not type(self):
+            raise TypeError(f"cannot merge a {type(other).__name__} into a {type(self).__name__}")
+        for attribute in ("classes_", "code_"):
+            mine, theirs = getattr(self, attribute, None), getattr(other, attribute, None)
+            if (mine is None) != (theirs is None) or (
+                    mine is not None and (mine.shape != theirs.shape or np.any(mine != theirs))):
+                raise ValueError(f"cannot merge learners with different {attribute}: give both the same "
+                                 "classes (and random_state, for the code) on their first partial_fit")
+        self.normal_equations_.merge(other.normal_equations_)
+        return self._solve()
 
     def _scores(self, Z):
         check_is_fitted(self)
@@ -190,50 +327,98 @@ class LeastSquaresClassifier(ClassifierMixin, _LeastSquaresBase):
     def _code(self):
         return one_vs_rest_code(len(self.classes_))
 
-    def fit(self, Z, y):
-        """Fit on features ``Z`` and labels ``y`` in one pass over row blocks."""
-        clear_fitted_state(self)
-        Z, y = check_input(self, Z, y, reset=True)
-        return self._accumulate_and_solve(Z, y, np.unique(y), first=True)
+    def _n_targets(self):
+        return self._code().shape[1]
 
-    def partial_fit(self, Z, y, classes=None):
+    def fit(self, Z, y, *, feature_map=None):
+        """Fit on features ``Z`` and labels ``y`` in one pass over row blocks.
+
+        Parameters
+        ----------
+        Z : array-like of shape (n_samples, n_features), or a Dask array
+            The features; with ``feature_map``, its inputs. A row-chunked Dask
+            array is accumulated chunk by chunk on the workers and solved here
+            (:func:`kernelmaps.dask.fit_learner`).
+        y : array-like of shape (n_samples,), or a Dask array
+        feature_map : fitted kernelmaps feature map, optional
+            Maps ``Z`` block by block while accumulating, so that the features
+            never exist in full (then ``predict`` takes ``feature_map.transform(X)``).
+
+        Returns
+        -------
+        self
+        """
+        if is_dask_array(Z) or is_dask_array(y):
+            return dask_support().fit_learner(self, Z, y, feature_map=feature_map)
+        clear_fitted_state(self)
+        Z, y = self._validate_rows(Z, y, True, feature_map)
+        self._begin(np.unique(y))
+        return self._add_rows(Z, y, feature_map)
+
+    def partial_fit(self, Z, y, classes=None, *, feature_map=None):
         """Accumulate a block of rows and re-solve.
 
         Parameters
         ----------
-        Z : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        Z : array-like of shape (n_samples, n_features), or a Dask array
+        y : array-like of shape (n_samples,), or a Dask array
         classes : array-like, required on the first call
+        feature_map : fitted kernelmaps feature map, optional
+            As in :meth:`fit`.
         """
+        if is_dask_array(Z) or is_dask_array(y):
+            return dask_support().fit_learner(self, Z, y, feature_map=feature_map, classes=classes,
+                                              partial=True)
         first = not hasattr(self, "classes_")
-        Z, y = check_input(self, Z, y, reset=first)
-        return self._accumulate_and_solve(Z, y, classes, first)
-
-    def _accumulate_and_solve(self, Z, y, classes, first):
-        check_classification_targets(y)
-        alpha = check_positive(self.alpha, "alpha", allow_zero=True)
+        Z, y = self._validate_rows(Z, y, first, feature_map)
         if first:
             if classes is None:
                 raise ValueError("classes must be given on the first call to partial_fit")
-            self.classes_ = np.unique(classes)
-            if len(self.classes_) < 2:
-                raise ValueError(f"need at least 2 classes, got {len(self.classes_)} class")
-            self._equations = NormalEquations(Z.shape[1], self._code().shape[1])
+            self._begin(classes)
+        return self._add_rows(Z, y, feature_map)
+
+    def _begin(self, classes):
+        """First call: check the parameters, learn the classes, start the equations."""
+        check_positive(self.alpha, "alpha", allow_zero=True)
+        check_classification_targets(classes)
+        self.classes_ = np.unique(classes)
+        if len(self.classes_) < 2:
+            raise ValueError(f"need at least 2 classes, got {len(self.classes_)} class")
+        self.normal_equations_ = self._new_equations()
+
+    def _labels(self, y):
+        """Indices of ``y`` in ``classes_``; an error for labels outside them."""
+        check_classification_targets(y)
         labels = np.searchsorted(self.classes_, y)
         known = self.classes_[np.minimum(labels, len(self.classes_) - 1)]
         if np.any(labels >= len(self.classes_)) or np.any(known != y):
-            raise ValueError(f"y has labels outside classes {self.classes_.tolist()}")
-        code = self._code()
-        self._accumulate(Z, lambda rows: self._equations.add(Z[rows], labels=labels[rows], code=code))
-        self.coef_, self.intercept_ = self._equations.solve(alpha, self.fit_intercept)
-        return self
+            unknown = np.setdiff1d(np.unique(y), self.classes_)
+            raise ValueError(f"y has labels {unknown[:10].tolist()} outside classes {self.classes_.tolist()}")
+        return labels
+
+    def _add_block(self, equations, Z, labels):
+        equations.add(Z, labels=labels, code=self._code())
+
+    def _block_targets(self, y):
+        return self._labels(y)
+
+    def _add_rows(self, Z, y, feature_map=None):
+        self._accumulate(self.normal_equations_, Z, self._labels(y), feature_map)
+        return self._solve()
 
     def decision_function(self, Z):
-        """``Z @ coef_ + intercept_``: one score per class (one column if binary)."""
+        """``Z @ coef_ + intercept_``: one score per class (one column if binary).
+
+        A Dask array gives a lazy Dask array.
+        """
+        if is_dask_array(Z):
+            return dask_support().predict_lazily(self, Z, "decision_function")
         return self._scores(Z)
 
     def predict(self, Z):
-        """Class with the largest score."""
+        """Class with the largest score (lazily for a Dask array)."""
+        if is_dask_array(Z):
+            return dask_support().predict_lazily(self, Z, "predict")
         scores = self.decision_function(Z)  # checks the fit before classes_ is read
         return classes_from_scores(self.classes_, scores)
 
@@ -263,21 +448,75 @@ class LeastSquaresRegressor(RegressorMixin, _LeastSquaresBase):
     """
 
     name = "least_squares_regressor"
+    _y_validation = {"multi_output": True, "y_numeric": True}
 
-    def fit(self, Z, y):
-        """Fit on features ``Z`` and targets ``y`` (1-D or 2-D)."""
+    def _n_targets(self):
+        return self.n_targets_
+
+    def fit(self, Z, y, *, feature_map=None):
+        """Fit on features ``Z`` and targets ``y`` (1-D or 2-D).
+
+        Parameters
+        ----------
+        Z : array-like of shape (n_samples, n_features), or a Dask array
+            The features; with ``feature_map``, its inputs (see
+            :meth:`LeastSquaresClassifier.fit`).
+        y : array-like of shape (n_samples,) or (n_samples, n_targets), or a Dask array
+        feature_map : fitted kernelmaps feature map, optional
+
+        Returns
+        -------
+        self
+        """
+        if is_dask_array(Z) or is_dask_array(y):
+            return dask_support().fit_learner(self, Z, y, feature_map=feature_map)
         clear_fitted_state(self)
-        Z, y = check_input(self, Z, y, reset=True,
-                             multi_output=True, y_numeric=True)
-        alpha = check_positive(self.alpha, "alpha", allow_zero=True)
-        T = np.asarray(y, dtype=np.float64).reshape(Z.shape[0], -1)
-        equations = NormalEquations(Z.shape[1], T.shape[1])
-        self._accumulate(Z, lambda rows: equations.add(Z[rows], T[rows]))
-        self.coef_, self.intercept_ = equations.solve(alpha, self.fit_intercept)
-        return self
+        Z, y = self._validate_rows(Z, y, True, feature_map)
+        self._begin(y)
+        return self._add_rows(Z, y, feature_map)
+
+    def partial_fit(self, Z, y, *, feature_map=None):
+        """Accumulate a block of rows and re-solve.
+
+        Parameters
+        ----------
+        Z : array-like of shape (n_samples, n_features), or a Dask array
+        y : array-like of shape (n_samples,) or (n_samples, n_targets), or a Dask array
+        feature_map : fitted kernelmaps feature map, optional
+        """
+        if is_dask_array(Z) or is_dask_array(y):
+            return dask_support().fit_learner(self, Z, y, feature_map=feature_map, partial=True)
+        first = not hasattr(self, "n_targets_")
+        Z, y = self._validate_rows(Z, y, first, feature_map)
+        if first:
+            self._begin(y)
+        elif self._targets(y).shape[1] != self.n_targets_:
+            raise ValueError(f"y has {self._targets(y).shape[1]} targets, but the first call had {self.n_targets_}")
+        return self._add_rows(Z, y, feature_map)
+
+    def _begin(self, y):
+        check_positive(self.alpha, "alpha", allow_zero=True)
+        self.n_targets_ = self._targets(y).shape[1]
+        self.normal_equations_ = self._new_equations()
+
+    @staticmethod
+    def _targets(y):
+        return np.asarray(y, dtype=np.float64).reshape(len(y), -1)
+
+    def _add_block(self, equations, Z, T):
+        equations.add(Z, T)
+
+    def _block_targets(self, y):
+        return self._targets(y)
+
+    def _add_rows(self, Z, y, feature_map=None):
+        self._accumulate(self.normal_equations_, Z, self._targets(y), feature_map)
+        return self._solve()
 
     def predict(self, Z):
-        """Predicted targets."""
+        """Predicted targets (lazily for a Dask array)."""
+        if is_dask_array(Z):
+            return dask_support().predict_lazily(self, Z, "predict")
         return self._scores(Z)
 
     def __sklearn_tags__(self):

@@ -334,3 +334,13 @@ def transform_memory(transform, X):
     output = Z.nbytes if hasattr(Z, "nbytes") else Z.data.nbytes
     del Z
     return (peak - before) / 2.0**20, output / 2.0**20
+
+
+def peak_resident_bytes():
+    """This process's peak resident set (VmHWM), in bytes: a worker's, through ``client.run``."""
+    return _status_bytes("VmHWM:")
+
+
+def synthetic_labels(block):
+    """The Dask workloads' labels: a noiseless nonlinear rule of three of the inputs."""
+    return (block[:, 0] * block[:, 1] + np.sin(2.0 * block[:, 2]) > 0).astype(np.int8)

@@ -568,6 +568,7 @@ MKL = ("MultipleKernelMfeat", "MultipleKernelMfeatAccuracy")
 SOLVER = ("GroupLassoSolver",)
 SCALING = ("MultipleKernelScaling",)
 ENVIRONMENT = ("Environment",)
+DASK = ("DaskOnePass",)
 
 
 class Report:
@@ -905,6 +906,28 @@ class Report:
                                      for label in ("rff_gl", "exact_mkl")}
         return out
 
+    def dask(self):
+        """The one-pass fit in memory and on 2 Dask workers (``bench_dask``)."""
+        fit = self.run.series(DASK, "time_fit", ["path"])
+        peak = self.run.series(DASK, "track_worker_peak_memory", ["path"])
+        if not fit:
+            return {}
+        table = Table("one-pass RFF + least squares fit, in memory and on a 2-worker Dask LocalCluster "
+                      "(ratio = in-memory time / Dask time: the Dask path's share of the in-memory "
+                      "throughput, 0.7 or more asked)",
+                      ["path", "fit", "vs in-memory", "peak resident (largest worker)"], "lrlr")
+        in_memory = fit.get(("in-memory",))
+        for key in sorted(fit, key=lambda k: k[0] != "in-memory"):
+            if key == ("in-memory",):
+                table.add([key[0], fmt_time(fit[key]), "", fmt_mib(peak.get(key))], "peer")
+                continue
+            ratio, peer = compare(fit[key], {"in-memory": in_memory})
+            cell = Cell("", "na") if ratio is None else Cell(
+                f"{ratio:.2f}× in-memory", "win" if ratio >= 0.7 else "lose", title="in-memory time / Dask time")
+            table.add([key[0], fmt_time(fit[key]), cell, fmt_mib(peak.get(key))])
+        self.tables.append(table)
+        return {"table": table}
+
     def environment(self):
         """``(target, SIMD, vector bits, profile)`` from ``bench_machine.Environment``."""
         key = self.run.find(ENVIRONMENT, "track_vector_bits")
@@ -1108,6 +1131,10 @@ def build_page(run, report, parts, warnings, notes=()):
         section("Multiple kernel learning", "RFF group lasso (rff_gl) against exact MKL and the equal-weight "
                 "concatenation of the views' features; our FISTA solver against skglm.",
                 [top] + [H.table_html(mkl[k]) for k in ("mfeat", "solver") if k in mkl])
+    if parts.get("dask"):
+        section("Scaling out (Dask)", "RFF + least squares fitted in one pass over the same rows, in memory and "
+                "on a local Dask cluster of 2 single-threaded worker processes (the rows persisted on the workers).",
+                [H.table_html(parts["dask"]["table"])])
     if failures:
         section("Failed benchmarks", f"{len(failures)} value(s) are null in the results: the benchmark raised "
                 "or timed out (asv run exits 0 all the same).",
@@ -1135,6 +1162,7 @@ def collect(report):
         "fwht": report.fwht(),
         "learned": report.learned(),
         "mkl": report.mkl(),
+        "dask": report.dask(),
     }
 
 

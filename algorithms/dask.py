@@ -1,0 +1,437 @@
+"""Feature maps and the one-pass learners on Dask arrays (``pip install 'kernelmaps[dask]'``).
+
+The estimators route Dask input here themselves, so the same code runs in memory
+and on a cluster:
+
+* ``feature_map.fit(X)`` reads a bounded, seeded sample of the rows
+  (:func:`fit`, :func:`sample_rows`); everything else about the fit is the
+  in-memory one, so an integer ``random_state`` gives the map fitted in memory on
+  that sample.
+* ``feature_map.transform(X)`` is lazy: one ``map_blocks`` task per row chunk,
+  each running the in-memory transform on its chunk, single-threaded (Dask runs
+  the chunks in parallel). The fitted map is one node of the graph, sent to each
+  worker once, not pickled into every task (:func:`transform`).
+* ``LeastSquaresClassifier``, ``LeastSquaresRegressor`` and ``ECOCClassifier``
+  fit on a Dask array of features, or of inputs plus ``feature_map=``. Each
+  chunk's task accumulates its ``Z^T Z`` and ``Z^T Y``
+  (:class:`kernelmaps.least_squares.NormalEquations`; with a map, mapping and
+  accumulating one block at a time, so that no task holds more than a block of
+  features), a tree of :meth:`~kernelmaps.least_squares.NormalEquations.merge`
+  tasks sums them, and the ``D x D`` system is solved once, on the client
+  (:func:`fit_learner`). ``predict`` and ``decision_function`` are lazy
+  (:func:`predict_lazily`).
+
+Nothing here is a separate implementation: every task calls the library's
+in-memory code on a NumPy chunk. With a ``dask.distributed.Client`` active,
+``compute`` runs on its cluster; without one, on Dask's local threads.
+
+Examples
+--------
+>>> import dask.array as da
+>>> from kernelmaps import LeastSquaresClassifier, RandomFourierFeatures
+>>> X = da.random.default_rng(0).standard_normal((20_000, 8), chunks=5_000)
+>>> y = (X[:, 0] * X[:, 1] > 0).astype(int)
+>>> rff = RandomFourierFeatures(n_components=256, gamma=0.1, random_state=0).fit(X)
+>>> Z = rff.transform(X)  # lazy
+>>> Z.shape, len(Z.chunks[0])
+((20000, 256), 4)
+>>> clf = LeastSquaresClassifier(alpha=1.0).fit(X, y, feature_map=rff)  # one pass
+>>> accuracy = (clf.predict(Z) == y).mean().compute()
+>>> print(round(float(accuracy), 2))
+0.9
+
+References
+----------
+Hamid, R., Xiao, Y., Gittens, A. and DeCoste, D. Compact random feature maps.
+ICML 2014, section 4 (the single-pass ECOC learner "suits map-reduce").
+Rocklin, M. Dask: parallel computation with blocked algorithms and task
+scheduling. SciPy 2015.
+"""
+
+import contextlib
+import copy
+import math
+import warnings
+
+import numpy as np
+
+try:
+    import dask
+    import dask.array as da
+    from dask.base import tokenize
+except ImportError as error:  # pragma: no cover - exercised by the no-dask test in a subprocess
+    raise ImportError(
+        "kernelmaps.dask needs the optional 'dask' extra: pip install 'kernelmaps[dask]' "
+        "(dask[array] and distributed)"
+    ) from error
+
+import numba
+from sklearn.base import is_classifier
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ._parallel import blas_single_thread
+from ._validation import (NON_NUMERIC_KINDS, check_fits_in_memory, check_integer, clear_fitted_state,
+                          is_dask_array)
+
+__all__ = ["FIT_SAMPLE_ROWS", "TREE_FAN_IN", "FeatureChunksWarning", "fit", "fit_learner", "predict_lazily",
+           "sample_rows", "transform"]
+
+#: Rows a feature map's ``fit`` reads from a Dask array: a uniform sample of this
+#: many rows (all of them when there are fewer). Enough for the bandwidth
+#: heuristics (which themselves sample at most a few thousand rows), for
+#: Nyström's landmarks and for the learned maps; bounded, so that fitting never
+#: pulls a cluster's data onto the client.
+FIT_SAMPLE_ROWS = 100_000
+#: Partial normal equations each merge task sums: a tree of depth
+#: ``log_4(chunks)``, holding at most five ``D x D`` matrices in one task.
+TREE_FAN_IN = 4
+
+
+class FeatureChunksWarning(UserWarning):
+    """A Dask array chunked along its features was rejoined into whole rows."""
+
+
+@contextlib.contextmanager
+def _serial():
+    """One thread for Numba and BLAS inside a task: Dask runs the chunks in parallel.
+
+    ``numba.set_num_threads`` is per thread, so concurrent tasks on one worker's
+    threads do not disturb each other.
+    """
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        with blas_single_thread():
+            yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+def _check_rows(X, name="X"):
+    """A 2-D numeric Dask array chunked along rows only (rejoined with a warning otherwise)."""
+    if not is_dask_array(X) or not hasattr(X, "chunks"):
+        raise TypeError(f"{name} must be a dask.array.Array, got {type(X).__name__}")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (rows, features), got a {X.ndim}-D Dask array of shape {X.shape}")
+    kind = np.dtype(X.dtype).kind
+    if kind in NON_NUMERIC_KINDS or kind not in "biuf":
+        raise TypeError(f"{name} has dtype {X.dtype}: kernelmaps reads numeric features")
+    if len(X.chunks[1]) > 1:
+        warnings.warn(FeatureChunksWarning(
+            f"{name} is chunked along its {X.shape[1]} features ({len(X.chunks[1])} chunks); every map "
+            f"reads whole rows, so the chunks are rejoined ({name}.rechunk({{1: -1}})), which copies them. "
+            "Chunk along rows only to avoid the copy."), stacklevel=3)
+        X = X.rechunk({1: -1})
+    return X
+
+
+def _output_dtype(X):
+    return np.dtype(np.float32 if X.dtype == np.float32 else np.float64)
+
+
+def _known_rows(X):
+    """``X`` with its row count known (Dask arrays from filtering have NaN chunk sizes)."""
+    if any(math.isnan(size) for size in X.chunks[0]):
+        X = X.compute_chunk_sizes()
+    return X
+
+
+def _graph_node(obj, prefix):
+    """``obj`` as one node of the graph, so that every task refers to it by key.
+
+    Dask embeds a plain argument in every task, where the distributed scheduler
+    pickles it once per task; a ``Delayed`` node is sent to each worker once.
+    """
+    return dask.delayed(obj, pure=True, name=f"{prefix}-{tokenize(obj)}")
+
+
+# ----------------------------------------------------------------- feature maps
+
+
+def sample_rows(X, n_rows=FIT_SAMPLE_ROWS, random_state=None, y=None):
+    """A uniform sample of the rows of a Dask array, in memory.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples, n_features)
+    n_rows : int, default=FIT_SAMPLE_ROWS
+        Rows to draw, without replacement; all rows (in order) when ``X`` has at
+        most this many.
+    random_state : int, RandomState or None
+        Draws the rows.
+    y : dask.array.Array or array-like of shape (n_samples, ...), optional
+        Sampled at the same rows.
+
+    Returns
+    -------
+    X_sample : ndarray of shape (min(n_rows, n_samples), n_features)
+        The rows in increasing order.
+    y_sample : ndarray
+        Only when ``y`` is given.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> X = da.arange(20.0, chunks=5).reshape(10, 2)
+    >>> sample_rows(X, 3, random_state=0)
+    array([[ 4.,  5.],
+           [ 8.,  9.],
+           [16., 17.]])
+    """
+    X = _known_rows(_check_rows(X))
+    n_rows = check_integer(n_rows, "n_rows")
+    n = X.shape[0]
+    if n == 0:
+        raise ValueError("X has no rows to sample")
+    take = min(n, n_rows)
+    check_fits_in_memory(take * X.shape[1] * X.dtype.itemsize, f"n_rows={n_rows}",
+                         f"a sample of {take} rows of {X.shape[1]} features")
+    if take == n:
+        rows = slice(None)
+    else:
+        rows = np.sort(check_random_state(random_state).choice(n, take, replace=False))
+    if y is None:
+        return np.asarray(X[rows].compute())
+    if len(y) != n:
+        raise ValueError(f"X has {n} rows but y has {len(y)}")
+    y_rows = y[rows]
+    X_sample, y_sample = dask.compute(X[rows], y_rows) if is_dask_array(y) else (X[rows].compute(), y_rows)
+    return np.asarray(X_sample), np.asarray(y_sample)
+
+
+def fit(feature_map, X, y=None, *, n_rows=FIT_SAMPLE_ROWS, random_state=None):
+    """Fit a feature map on a bounded, seeded sample of the rows of a Dask array.
+
+    ``feature_map.fit(X)`` calls this for a Dask ``X``. The map is fitted in
+    memory on ``sample_rows(X, n_rows, seed, y)``, where the seed is
+    ``random_state`` or, when that is None, the map's own ``random_state``: with
+    an integer seed the result equals ``feature_map.fit(sample)`` on that sample.
+
+    Parameters
+    ----------
+    feature_map : kernelmaps feature map
+    X : dask.array.Array of shape (n_samples, n_features)
+    y : array-like or Dask array, optional
+        Labels, for the maps that learn from them.
+    n_rows : int, default=FIT_SAMPLE_ROWS
+    random_state : int, RandomState or None
+
+    Returns
+    -------
+    feature_map
+        Fitted.
+    """
+    seed = random_state if random_state is not None else getattr(feature_map, "random_state", None)
+    clear_fitted_state(feature_map)
+    if y is None:
+        return feature_map.fit(sample_rows(X, n_rows, seed))
+    return feature_map.fit(*sample_rows(X, n_rows, seed, y=y))
+
+
+def _aligned_chunks(row_chunks, step):
+    """Row chunks whose boundaries are the nearest multiples of ``step`` (none lost)."""
+    n = int(sum(row_chunks))
+    bounds = {int(round(edge / step)) * step for edge in np.cumsum(row_chunks)[:-1]}
+    edges = [0] + sorted(edge for edge in bounds if 0 < edge < n) + [n]
+    return tuple(int(size) for size in np.diff(edges))
+
+
+def _align_rows(X, step):
+    """``X`` rechunked, if needed, so that its chunks start on multiples of ``step``."""
+    X = _known_rows(X)
+    chunks = _aligned_chunks(X.chunks[0], step)
+    return X if chunks == tuple(X.chunks[0]) else X.rechunk({0: chunks})
+
+
+def _transform_chunk(block, feature_map):
+    with _serial():
+        return feature_map.transform(block)
+
+
+def transform(feature_map, X):
+    """Lazily map a row-chunked Dask array: one task per chunk.
+
+    ``feature_map.transform(X)`` calls this for a Dask ``X``. Each task runs the
+    in-memory transform on its NumPy chunk, single-threaded. The row chunks are
+    moved, where needed, to the nearest multiples of the transform's row block
+    (BLAS picks its kernel by the product's size, so a row's last bits depend on
+    the block it is computed in): every row's features are then those of the
+    in-memory ``feature_map.transform``, bit for bit, whatever the chunking. A
+    chunk's output holds ``rows x n_components`` values: choose the row chunks
+    so that this fits a worker's memory.
+
+    Parameters
+    ----------
+    feature_map : fitted kernelmaps feature map
+    X : dask.array.Array of shape (n_samples, n_features)
+        Chunked along rows; chunks along the features are rejoined with a
+        :class:`FeatureChunksWarning`.
+
+    Returns
+    -------
+    Z : dask.array.Array of shape (n_samples, n_components)
+        float32 for float32 ``X``, float64 otherwise; its row chunks are ``X``'s,
+        with each boundary moved to the nearest multiple of the row block.
+    """
+    check_is_fitted(feature_map)
+    X = _check_rows(X)
+    if X.shape[1] != feature_map.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(feature_map).__name__} was fitted on "
+                         f"{feature_map.n_features_in_}")
+    dtype = _output_dtype(X)
+    width = feature_map.n_components_
+    X = _align_rows(X, feature_map._block_step(dtype, X.shape[1]))
+    node = _graph_node(feature_map, f"kernelmaps-{type(feature_map).__name__.lower()}")
+    return da.map_blocks(_transform_chunk, X, node, dtype=dtype, chunks=(X.chunks[0], (width,)),
+                         meta=np.empty((0, width), dtype=dtype),
+                         name=f"kernelmaps-transform-{tokenize(X, node.key)}")
+
+
+# ----------------------------------------------------------------- one-pass learners
+
+
+def _chunk_equations(template, block, targets, feature_map):
+    """One chunk's normal equations (the map step): validated as in memory."""
+    equations = template._new_equations()
+    if block.shape[0] == 0:
+        return equations
+    with _serial():
+        block, targets = template._validate_rows(block, targets, False, feature_map)
+        template._accumulate(equations, block, template._block_targets(targets), feature_map)
+    return equations
+
+
+def _merge_equations(*parts):
+    """The reduce step: one accumulator of all the parts' rows."""
+    total = parts[0]
+    for part in parts[1:]:
+        total.merge(part)
+    return total
+
+
+def _as_targets(y, row_chunks, n_rows):
+    if len(y) != n_rows:
+        raise ValueError(f"X has {n_rows} rows but y has {len(y)}")
+    if is_dask_array(y):
+        if y.ndim == 2 and len(y.chunks[1]) > 1:
+            y = y.rechunk({1: -1})
+        return y.rechunk({0: row_chunks})
+    y = np.asarray(y)
+    return da.from_array(y, chunks=(row_chunks,) + y.shape[1:])
+
+
+def _template(learner):
+    """What a chunk's task needs of the learner: its parameters, classes and code,
+    without the (``D x D``) accumulator or the coefficients."""
+    template = copy.copy(learner)
+    for attribute in ("normal_equations_", "coef_", "intercept_"):
+        template.__dict__.pop(attribute, None)
+    return template
+
+
+def fit_learner(learner, X, y, *, feature_map=None, classes=None, partial=False):
+    """Fit a one-pass learner out of core: per-chunk normal equations, a tree of merges,
+    one solve on the client.
+
+    The estimators' ``fit`` and ``partial_fit`` call this for Dask input. No task
+    holds more than one chunk of features (with ``feature_map``, one block of
+    them), so the ``N x D`` feature matrix never exists anywhere; the client
+    receives one ``D x D`` accumulator. A classifier whose classes are not given
+    reads ``y`` once for them (``dask.array.unique``) before the pass.
+
+    Parameters
+    ----------
+    learner : LeastSquaresClassifier, LeastSquaresRegressor or ECOCClassifier
+    X : dask.array.Array of shape (n_samples, n_features)
+        Features, or with ``feature_map`` its inputs.
+    y : dask.array.Array or array-like of shape (n_samples,) or (n_samples, n_targets)
+    feature_map : fitted kernelmaps feature map, optional
+    classes : array-like, optional
+        The classes; required on the first ``partial_fit``.
+    partial : bool, default=False
+        Add to what earlier ``partial_fit`` calls accumulated instead of refitting.
+
+    Returns
+    -------
+    learner
+    """
+    from .least_squares import _check_feature_map
+
+    if not is_dask_array(X):
+        raise TypeError("fit_learner reads X as a Dask array: wrap it with dask.array.from_array")
+    X = _known_rows(_check_rows(X))
+    y = _as_targets(y, X.chunks[0], X.shape[0])
+    if X.shape[0] == 0:
+        raise ValueError("X has no rows")
+    width = X.shape[1]
+    if feature_map is not None:
+        feature_map = _check_feature_map(feature_map)
+        if X.shape[1] != feature_map.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but feature_map was fitted on "
+                             f"{feature_map.n_features_in_}")
+        width = feature_map.n_components_
+    first = not (partial and hasattr(learner, "normal_equations_"))
+    if first:
+        clear_fitted_state(learner)
+        learner.n_features_in_ = width
+        if is_classifier(learner):
+            if classes is None:
+                if partial:
+                    raise ValueError("classes must be given on the first call to partial_fit")
+                classes = da.unique(y).compute()
+            learner._begin(np.asarray(classes))
+        else:
+            learner._begin(np.zeros((1,) + y.shape[1:]))
+    elif learner.n_features_in_ != width:
+        raise ValueError(f"X gives {width} features, but {type(learner).__name__} was fitted on "
+                         f"{learner.n_features_in_}")
+    template = _graph_node(_template(learner), f"kernelmaps-{type(learner).__name__.lower()}")
+    map_node = None if feature_map is None else _graph_node(
+        feature_map, f"kernelmaps-{type(feature_map).__name__.lower()}")
+    parts = [dask.delayed(_chunk_equations, pure=True)(template, block, targets, map_node)
+             for block, targets in zip(X.to_delayed().ravel(), y.to_delayed().ravel())]
+    while len(parts) > 1:
+        parts = [dask.delayed(_merge_equations, pure=True)(*parts[i:i + TREE_FAN_IN])
+                 for i in range(0, len(parts), TREE_FAN_IN)]
+    equations = parts[0].compute()
+    learner.normal_equations_.merge(equations)
+    return learner._solve()
+
+
+def _predict_chunk(block, learner, method):
+    with _serial():
+        return getattr(learner, method)(block)
+
+
+def predict_lazily(learner, Z, method="predict"):
+    """``learner.<method>`` of a row-chunked Dask array of features, lazily.
+
+    Parameters
+    ----------
+    learner : fitted learner
+    Z : dask.array.Array of shape (n_samples, n_features)
+    method : {'predict', 'decision_function', 'predict_code'}
+
+    Returns
+    -------
+    dask.array.Array
+        One task per chunk of ``Z``.
+    """
+    check_is_fitted(learner)
+    Z = _check_rows(Z, "Z")
+    if Z.shape[1] != learner.n_features_in_:
+        raise ValueError(f"Z has {Z.shape[1]} features, but {type(learner).__name__} was fitted on "
+                         f"{learner.n_features_in_}")
+    # one row in memory gives the output's dtype and trailing shape
+    probe = np.asarray(getattr(learner, method)(np.zeros((1, Z.shape[1]), dtype=_output_dtype(Z))))
+    light = copy.copy(learner)
+    light.__dict__.pop("normal_equations_", None)
+    node = _graph_node(light, f"kernelmaps-{type(learner).__name__.lower()}")
+    name = f"kernelmaps-{method}-{tokenize(Z, node.key)}"
+    if probe.ndim == 1:
+        return da.map_blocks(_predict_chunk, Z, node, method, dtype=probe.dtype, drop_axis=1,
+                             chunks=(Z.chunks[0],), meta=np.empty((0,), dtype=probe.dtype), name=name)
+    return da.map_blocks(_predict_chunk, Z, node, method, dtype=probe.dtype,
+                         chunks=(Z.chunks[0], (probe.shape[1],)),
+                         meta=np.empty((0, probe.shape[1]), dtype=probe.dtype), name=name)
