@@ -169,3 +169,20 @@ def test_kernel_ridge_rejects_bad_alpha():
         for bad in (0, -1.0, "big"):
             with pytest.raises(ValueError, match="alpha"):
                 KernelRidge(bad).fit(X, X[:, 0])
+
+
+def test_second_order_selection_solves_libsvms_dual():
+    """selection='second_order' is LIBSVM's problem: SVC's decisions and accuracy."""
+    from sklearn.datasets import load_digits
+    from sklearn.svm import SVC
+
+    from kernelmaps import KernelSVC
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16
+    ours = KernelSVC(C=10, gamma=0.05, multi_class="ovo", selection="second_order", tol=1e-5).fit(X[:1000], y[:1000])
+    theirs = SVC(C=10, gamma=0.05, tol=1e-5).fit(X[:1000], y[:1000])
+    assert np.mean(ours.predict(X[1000:]) == theirs.predict(X[1000:])) > 0.995
+    np.testing.assert_allclose(np.sort(ours.intercept_), np.sort(theirs.intercept_), atol=1e-3)
+    with pytest.raises(ValueError, match="fit_intercept=False needs selection='greedy'"):
+        KernelSVC(selection="second_order", fit_intercept=False).fit(X[:50], y[:50])
