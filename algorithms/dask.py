@@ -321,13 +321,13 @@ def _as_targets(y, row_chunks, n_rows):
     return da.from_array(y, chunks=(row_chunks,) + y.shape[1:])
 
 
-def _template(learner):
-    """What a chunk's task needs of the learner: its parameters, classes and code,
-    without the (``D x D``) accumulator or the coefficients."""
-    template = copy.copy(learner)
-    for attribute in ("normal_equations_", "coef_", "intercept_"):
-        template.__dict__.pop(attribute, None)
-    return template
+def _without(learner, *attributes):
+    """A shallow copy of ``learner`` without ``attributes``: what its tasks need to be sent
+    (parameters, classes, code), without the ``D x D`` accumulator."""
+    light = copy.copy(learner)
+    for attribute in attributes:
+        light.__dict__.pop(attribute, None)
+    return light
 
 
 def fit_learner(learner, X, y, *, feature_map=None, classes=None, partial=False):
@@ -386,7 +386,8 @@ def fit_learner(learner, X, y, *, feature_map=None, classes=None, partial=False)
     elif learner.n_features_in_ != width:
         raise ValueError(f"X gives {width} features, but {type(learner).__name__} was fitted on "
                          f"{learner.n_features_in_}")
-    template = _graph_node(_template(learner), f"kernelmaps-{type(learner).__name__.lower()}")
+    template = _graph_node(_without(learner, "normal_equations_", "coef_", "intercept_"),
+                           f"kernelmaps-{type(learner).__name__.lower()}")
     map_node = None if feature_map is None else _graph_node(
         feature_map, f"kernelmaps-{type(feature_map).__name__.lower()}")
     parts = [dask.delayed(_chunk_equations, pure=True)(template, block, targets, map_node)
@@ -425,9 +426,8 @@ def predict_lazily(learner, Z, method="predict"):
                          f"{learner.n_features_in_}")
     # one row in memory gives the output's dtype and trailing shape
     probe = np.asarray(getattr(learner, method)(np.zeros((1, Z.shape[1]), dtype=_output_dtype(Z))))
-    light = copy.copy(learner)
-    light.__dict__.pop("normal_equations_", None)
-    node = _graph_node(light, f"kernelmaps-{type(learner).__name__.lower()}")
+    node = _graph_node(_without(learner, "normal_equations_"),
+                       f"kernelmaps-{type(learner).__name__.lower()}")
     name = f"kernelmaps-{method}-{tokenize(Z, node.key)}"
     if probe.ndim == 1:
         return da.map_blocks(_predict_chunk, Z, node, method, dtype=probe.dtype, drop_axis=1,

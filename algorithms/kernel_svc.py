@@ -270,21 +270,13 @@ def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter,
     n_free = 0
     for t in range(n):
         yg = y[t] * G[t]
-        at_upper = alpha[t] >= C
-        at_lower = alpha[t] <= 0
-        if at_upper:
-            if y[t] < 0:
-                upper = min(upper, yg)
-            else:
-                lower = max(lower, yg)
-        elif at_lower:
-            if y[t] > 0:
-                upper = min(upper, yg)
-            else:
-                lower = max(lower, yg)
-        else:
+        if 0 < alpha[t] < C:
             n_free += 1
             total += yg
+        elif (alpha[t] >= C) == (y[t] < 0):  # at C with y = -1, or at 0 with y = +1
+            upper = min(upper, yg)
+        else:
+            lower = max(lower, yg)
     rho = total / n_free if n_free > 0 else (upper + lower) / 2.0
     return it, converged, clock, rho
 
