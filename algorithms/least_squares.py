@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import RegisteredEstimator, check_positive, classes_from_scores, one_vs_rest_code
+from ._base import FeatureMap, RegisteredEstimator, check_positive, classes_from_scores, one_vs_rest_code
 from ._parallel import block_rows
 from ._validation import (FeatureOverflowError, check_fits_in_memory, check_input, clear_fitted_state, dask_support,
                           is_dask_array)
@@ -179,8 +179,6 @@ def _mapped_blocks(X, feature_map):
 
 def _check_feature_map(feature_map):
     """A fitted kernelmaps feature map, or an error saying what is wrong."""
-    from ._base import FeatureMap
-
     if not isinstance(feature_map, FeatureMap):
         raise TypeError(f"feature_map must be a kernelmaps feature map, got {type(feature_map).__name__}")
     check_is_fitted(feature_map, msg=(
