@@ -54,7 +54,8 @@ class DaskOnePass(common.Timing):
         self.time_fit(path)  # compiled, workers warm: what is timed runs once here
 
     def teardown(self, path):
-        if self.client is not None:
+        # asv tears down after a setup that skipped (no dask): nothing was started then
+        if getattr(self, "client", None) is not None:
             self.client.close()
             self.cluster.close()
 
