@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._fastmath import all_finite
 from ._kernels import exact_kernel
-from ._parallel import BLOCK_BYTES, ThreadScratch, block_rows, n_worker_threads, run_row_blocks  # noqa: F401
+from ._parallel import MAX_BLOCK_BYTES, ThreadScratch, block_rows, n_worker_threads, run_row_blocks  # noqa: F401
 from ._validation import (FLOAT_DTYPES, FeatureOverflowError, check_choice, check_fits_in_memory,  # noqa: F401
                           check_float_array, check_input, check_integer, check_n_components, check_positive,
                           clear_fitted_state, dask_support, format_bytes, is_dask_array)
@@ -238,7 +238,10 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
       on worker threads (:func:`run_row_blocks`) with BLAS limited to one thread,
       so it must be thread-safe and call serial ``nogil`` kernels. ``X`` is a
       dense block, or a CSR block when the class sets
-      ``accepts_sparse_blocks = True``.
+      ``accepts_sparse_blocks = True``. It returns ``True`` only when its own
+      kernels have established that every output of the block is finite (the
+      cosine epilogue does, at no cost); otherwise (``None``) the base class
+      checks the block for non-finite features while it is still in cache.
     * ``_prepare_transform(dtype)`` (optional): per-call set-up shared by the blocks,
       returned as the ``context`` argument; it must not modify the estimator.
     * ``_block_elements_per_row()``: working elements (of the dtype) one row needs in
@@ -246,7 +249,8 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
     * ``kernel(X, Y=None)``: the exact kernel the map approximates.
 
     The base class validates input, keeps float32 as float32, sizes row blocks so
-    that peak memory is the output plus :data:`BLOCK_BYTES`, and checks
+    that peak memory is the output plus at most :data:`MAX_BLOCK_BYTES` of scratch
+    per worker thread, and checks
     ``n_components`` is the exact output width. ``get_feature_names_out`` names
     the ``n_components_`` outputs after the class (``randomfourierfeatures0``,
     ...), so ``set_output(transform="pandas")`` works.
@@ -364,9 +368,10 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
             block = X[start:stop]
             if densify:
                 block = densify_rows(block, dense_blocks.get("rows", block.shape, X.dtype))
-            self._transform_block(block, out[start:stop], context)
-            # checked while the block is still in cache: one cheap pass
-            if not all_finite(out[start:stop]):
+            known_finite = self._transform_block(block, out[start:stop], context)
+            # checked while the block is still in cache: one cheap pass, unless
+            # the block's own epilogue has already established it
+            if known_finite is not True and not all_finite(out[start:stop]):
                 overflowed.append(start)
 
         run_row_blocks(n, step, work)

@@ -13,8 +13,14 @@ import numpy as np
 from numba import njit
 
 from ._base import FeatureMap, bandwidth_input, check_choice
-from ._fastmath import FASTMATH, row_needs_libm, trig_limit, vcos, vsincos
+from ._fastmath import FASTMATH, row_needs_libm, trig_limit, vcos, vscaled_cos, vsincos
 from ._kernels import resolve_gamma
+
+
+#: Columns of one pass of the epilogue. The arguments of a chunk are kept in a
+#: small buffer that stays in L1, so the rare chunk holding an argument beyond
+#: the polynomial's range is redone with libm without a second pass over the row.
+EPILOGUE_CHUNK = 256
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
@@ -23,14 +29,23 @@ def _cos_features(P, offset, scale):
 
     The RFF epilogue after the BLAS product ``P = X W``, run serially on one row
     block (blocks run in parallel, see :func:`kernelmaps._base.run_row_blocks`).
-    Each row is one vectorized pass, or a libm pass for a row whose arguments
-    exceed the range of the polynomial cosine.
+    One vectorized pass per row: add the offset, evaluate the polynomial cosine
+    with the scale folded in, and note whether any argument exceeds its range;
+    such a chunk of the row is then recomputed with libm from its saved arguments.
+    A finite argument gives a finite feature, so the arguments' finiteness,
+    read on that rare path only, is the output's: the caller needs no second
+    pass to check it.
 
     Parameters
     ----------
     P : ndarray of shape (n, D), float32 or float64, C-contiguous
     offset : ndarray of shape (D,), same dtype
     scale : scalar of the same dtype
+
+    Returns
+    -------
+    bool
+        Whether every output is finite.
 
     References
     ----------
@@ -39,17 +54,29 @@ def _cos_features(P, offset, scale):
     """
     n, m = P.shape
     limit = trig_limit(scale)
+    zero = scale - scale
+    finite = True
+    saved = np.empty(EPILOGUE_CHUNK, dtype=P.dtype)
     for i in range(n):
-        row = P[i]
-        for j in range(m):
-            row[j] += offset[j]
-        if row_needs_libm(row, limit):
-            for j in range(m):
-                a = row[j]
-                row[j] = scale * (math.cos(a) if abs(a) > limit else vcos(a))
-        else:
-            for j in range(m):
-                row[j] = scale * vcos(row[j])
+        for start in range(0, m, EPILOGUE_CHUNK):
+            # slices, not range(start, stop) indices: Numba cannot prove such
+            # indices non-negative, and the wraparound selects stop vectorization
+            chunk = P[i, start:start + EPILOGUE_CHUNK]
+            chunk_offset = offset[start:start + EPILOGUE_CHUNK]
+            # a sum of squares bounds max |a|^2 and vectorizes (a max or a count
+            # of the out-of-range arguments kept the float32 loop scalar)
+            sum_squares = zero
+            for j in range(chunk.shape[0]):
+                a = chunk[j] + chunk_offset[j]
+                saved[j] = a
+                sum_squares += a * a
+                chunk[j] = vscaled_cos(a, scale)
+            if not (sum_squares <= limit * limit):
+                for j in range(chunk.shape[0]):
+                    a = saved[j]
+                    chunk[j] = scale * (math.cos(a) if abs(a) > limit else vcos(a))
+                    finite = finite and a - a == zero
+    return finite
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
@@ -161,7 +188,7 @@ class CosineFeatureMap(FeatureMap):
         projection, offset, scale = context
         if offset is not None:
             self._project(X, out, projection)
-            _cos_features(out, offset, scale)
+            return _cos_features(out, offset, scale)
         else:
             P = np.empty((X.shape[0], self.n_components_ // 2), dtype=X.dtype)
             self._project(X, P, projection)

@@ -78,6 +78,30 @@ _LOG2E = 1.44269504088896338700e00
 _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
 
+# cos on the half-period: x = k pi + r with |r| <= pi/2, cos x = (-1)^k cos r. One
+# even polynomial replaces the sin/cos pair and the quadrant selects of a pi/2
+# reduction: cos r = 1 + z q(z), z = r^2, with q the Chebyshev interpolant of
+# (cos(sqrt z) - 1) / z on [0, (pi/2)^2], computed at 40 digits by
+#     mpmath.chebyfit(lambda z: (mpmath.cos(mpmath.sqrt(z)) - 1) / z if z else -0.5,
+#                     [0, (mpmath.pi / 2) ** 2], N)
+# with N = 8 (float64: largest error of the polynomial evaluated in float64 over
+# the interval 2.4e-16) and N = 5 (float32: 1.2e-7); the constant term 1 is kept
+# exact, so cos 0 = 1. Taylor's series would need 10 and 6 terms for the same
+# accuracy.
+_Q0, _Q1, _Q2, _Q3, _Q4, _Q5, _Q6, _Q7 = (
+    -0.5, 0.04166666666666634, -0.0013888888888860709, 2.4801587292446213e-05,
+    -2.755731776732053e-07, 2.0876630867422994e-09, -1.1464689885720029e-11, 4.6276759850181716e-14)
+_ONE_OVER_PI = 3.18309886183790671538e-01
+_PI_1 = 2.0 * _PIO2_1  # doubling is exact: pi in three 33-bit parts
+_PI_2 = 2.0 * _PIO2_2
+_PI_3 = 2.0 * _PIO2_3
+# Adding 1.5 * 2**52 (2**23 in float32) rounds a float to an integer held in the low
+# mantissa bits of the sum: k and its parity come out of one FMA and a bit cast,
+# with no float-to-int conversion (AVX2 has none for float64 vectors, so LLVM
+# scalarizes it).
+_ROUND64 = 6755399441055744.0
+_ROUND32 = np.float32(12582912.0)
+
 # -- float32 constants (Cephes) ---------------------------------------------
 _F = np.float32
 _TWO_OVER_PI_F = _F(0.636619772367581343)
@@ -93,6 +117,12 @@ _C3_F = _F(2.443315711809948e-5)
 _LOG2E_F = _F(1.44269504088896341)
 _LN2_HI_F = _F(0.693359375)
 _LN2_LO_F = _F(-2.12194440e-4)
+_Q0_F, _Q1_F, _Q2_F, _Q3_F, _Q4_F = (_F(c) for c in (
+    -0.5, 0.0416666604578495, -0.0013888651737943292, 2.4774579287623055e-05, -2.62975163423107e-07))
+_ONE_OVER_PI_F = _F(0.318309886183790671538)
+_DP1PI_F = _F(3.140625)  # Cephes' pi/4 parts times 4 (exact): pi in three parts
+_DP2PI_F = _F(9.67502593994140625e-4)
+_DP3PI_F = _F(1.509957990978376432e-7)
 _E1_F = _F(5.0000001201e-1)
 _E2_F = _F(1.6666665459e-1)
 _E3_F = _F(4.1665795894e-2)
@@ -128,23 +158,59 @@ def _by_quadrant(q, s, c):
     return sin_v, cos_v
 
 
+@intrinsic
+def _float_to_bits(typingctx, x):
+    """Reinterpret the bits of a float64 (float32) as an int64 (int32)."""
+    if x == types.float64:
+        sig = types.int64(types.float64)
+    elif x == types.float32:
+        sig = types.int32(types.float32)
+    else:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(signature.return_type))
+
+    return sig, codegen
+
+
 # ---------------------------------------------------------------- float64
-@njit(cache=True, fastmath=_POLY_FLAGS, inline="always")
+@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")  # see _scaled_cos64
 def _sincos64(x):
-    k = np.floor(x * _TWO_OVER_PI + 0.5)
+    t = x * _TWO_OVER_PI + _ROUND64
+    k = t - _ROUND64
     r = x - k * _PIO2_1
     r = r - k * _PIO2_2
     r = r - k * _PIO2_3
-    q = np.int64(k)
+    q = _float_to_bits(t)  # its low bits are k's: 1.5 * 2**52 is a multiple of 4
     z = r * r
     s = r + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
     c = 1.0 - 0.5 * z + z * z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6)))))
     return _by_quadrant(q, s, c)
 
 
+# inline="never" at Numba's level (LLVM still inlines it) keeps these flags on
+# its instructions: inlined into a caller compiled with "reassoc", the reduction
+# (x * (1/pi) + 1.5 * 2**52) - 1.5 * 2**52 would fold into a plain product.
+@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
+def _scaled_cos64(x, scale):
+    """``scale * cos(x)`` for ``|x| <= TRIG_LIMIT64``: half-period reduction, one
+    even polynomial with ``scale`` folded into its coefficients (hoisted out of
+    loops), the sign from k's parity bit."""
+    t = x * _ONE_OVER_PI + _ROUND64
+    k = t - _ROUND64
+    r = x - k * _PI_1
+    r = r - k * _PI_2
+    r = r - k * _PI_3
+    z = r * r
+    c = scale + z * (scale * _Q0 + z * (scale * _Q1 + z * (scale * _Q2 + z * (scale * _Q3 + z * (
+        scale * _Q4 + z * (scale * _Q5 + z * (scale * _Q6 + z * (scale * _Q7))))))))
+    return _bits_to_float(_float_to_bits(c) ^ (_float_to_bits(t) << 63))
+
+
 @njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
 def _cos64(x):
-    return _sincos64(x)[1]
+    return _scaled_cos64(x, 1.0)
 
 
 @njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
@@ -174,22 +240,40 @@ def _exp64(x):
 
 
 # ---------------------------------------------------------------- float32
-@njit(cache=True, fastmath=_POLY_FLAGS, inline="always")
+@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")  # see _scaled_cos32
 def _sincos32(x):
-    k = np.floor(x * _TWO_OVER_PI_F + _F(0.5))
+    t = x * _TWO_OVER_PI_F + _ROUND32
+    k = t - _ROUND32
     r = x - k * _DP1_F
     r = r - k * _DP2_F
     r = r - k * _DP3_F
-    q = np.int32(k)
+    q = _float_to_bits(t)
     z = r * r
     s = r + r * z * (_S1_F + z * (_S2_F + z * _S3_F))
     c = _F(1.0) - _F(0.5) * z + z * z * (_C1_F + z * (_C2_F + z * _C3_F))
     return _by_quadrant(q, s, c)
 
 
+# inline="never" at Numba's level (LLVM still inlines it) keeps these flags on
+# its instructions: inlined into a caller compiled with "reassoc", the reduction
+# (x * (1/pi) + 1.5 * 2**52) - 1.5 * 2**52 would fold into a plain product.
+@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
+def _scaled_cos32(x, scale):
+    """``scale * cos(x)`` for ``|x| <= TRIG_LIMIT32``, as :func:`_scaled_cos64`."""
+    t = x * _ONE_OVER_PI_F + _ROUND32
+    k = t - _ROUND32
+    r = x - k * _DP1PI_F
+    r = r - k * _DP2PI_F
+    r = r - k * _DP3PI_F
+    z = r * r
+    c = scale + z * (scale * _Q0_F + z * (scale * _Q1_F + z * (scale * _Q2_F + z * (
+        scale * _Q3_F + z * (scale * _Q4_F)))))
+    return _bits_to_float(np.int32(_float_to_bits(c) ^ (_float_to_bits(t) << 31)))
+
+
 @njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
 def _cos32(x):
-    return _sincos32(x)[1]
+    return _scaled_cos32(x, _F(1.0))
 
 
 @njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
@@ -216,21 +300,6 @@ def _exp32(x):
 
 
 # ------------------------------------------------------------------- log
-@intrinsic
-def _float_to_bits(typingctx, x):
-    """Reinterpret the bits of a float64 (float32) as an int64 (int32)."""
-    if x == types.float64:
-        sig = types.int64(types.float64)
-    elif x == types.float32:
-        sig = types.int32(types.float32)
-    else:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(signature.return_type))
-
-    return sig, codegen
-
 
 # fdlibm's __ieee754_log: log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)), s = f / (2 + f)
 _LG1 = 6.666666666666735130e-01
@@ -311,6 +380,12 @@ def vsin(x):
     return math.sin(x)
 
 
+def vscaled_cos(x, scale):
+    """``scale * cos(x)`` for ``|x| <= trig_limit(x)``, ``scale`` of x's type, with
+    ``scale`` folded into the polynomial (Numba only)."""
+    return scale * math.cos(x)
+
+
 def vsincos(x):
     """``(sin(x), cos(x))`` sharing one range reduction (Numba only)."""
     return math.sin(x), math.cos(x)
@@ -345,6 +420,15 @@ def _by_dtype(impl32, impl64):
 overload(vcos)(_by_dtype(_cos32, _cos64))
 overload(vsin)(_by_dtype(_sin32, _sin64))
 overload(vsincos)(_by_dtype(_sincos32, _sincos64))
+
+
+@overload(vscaled_cos)
+def _vscaled_cos_impl(x, scale):
+    if x == types.float32 and scale == types.float32:
+        return lambda x, scale: _scaled_cos32(x, scale)
+    if x == types.float64 and scale == types.float64:
+        return lambda x, scale: _scaled_cos64(x, scale)
+    return None
 overload(vexp)(_by_dtype(_exp32, _exp64))
 overload(vlog)(_by_dtype(_log32, _log64))
 

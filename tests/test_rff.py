@@ -98,3 +98,28 @@ def test_kernel_is_checked(cloud):
     with pytest.raises(ValueError, match="kernel must be one of"):
         RandomFourierFeatures(8, kernel="polynomial").fit(cloud)
     assert RandomFourierFeatures(8, kernel="rbf", gamma="median").fit(cloud).kernel_ == "gaussian"
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cos_features_report_non_finite_arguments(dtype):
+    """The epilogue's return value replaces the transform's finiteness pass."""
+    P = np.ones((4, 600), dtype)
+    offset = np.zeros(600, dtype)
+    assert _cos_features(P.copy(), offset, dtype(0.5))
+    for bad in (np.inf, -np.inf, np.nan):
+        Q = P.copy()
+        Q[2, 300] = bad
+        assert not _cos_features(Q, offset, dtype(0.5))
+        assert np.isnan(Q[2, 300]) and np.isfinite(np.delete(Q.ravel(), 2 * 600 + 300)).all()
+
+
+def test_rff_transform_overflowing_to_infinity_is_a_clear_error():
+    from kernelmaps._validation import FeatureOverflowError
+
+    X = np.random.default_rng(0).standard_normal((50, 64))
+    rff = RandomFourierFeatures(64, gamma=1.0, random_state=0).fit(X)
+    huge = np.full((5, 64), 1e307)
+    with np.errstate(over="ignore"):
+        assert not np.isfinite(huge @ rff.random_weights_).all()  # the arguments overflow
+    with pytest.raises(FeatureOverflowError, match="overflowed float64"):
+        rff.transform(huge)

@@ -139,7 +139,8 @@ def test_sparse_input_is_never_densified_whole(name, monkeypatch):
     X = sp.random(n, d, density=5e-4, format="csr", random_state=np.random.RandomState(0))
     y = np.arange(n) % 2
     est = fit(make(name), X[:100], y[:100])
-    monkeypatch.setattr(parallel, "BLOCK_BYTES", 2**20)
+    monkeypatch.setattr(parallel, "MIN_BLOCK_BYTES", 2**18)
+    monkeypatch.setattr(parallel, "PRODUCT_ROWS", 16)
     monkeypatch.setattr(parallel, "MAX_BLOCK_BYTES", 2**20)
     tracemalloc.start()
     try:
