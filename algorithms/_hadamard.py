@@ -42,16 +42,35 @@ from ._fastmath import FASTMATH
 
 __all__ = ["fwht"]
 
+
+
+def _target_has_avx512():
+    """Whether the code Numba generates here may use AVX-512 (its 32 vector
+    registers): the target's features, ``NUMBA_CPU_FEATURES`` or the host's, as
+    Numba itself passes them to LLVM."""
+    from llvmlite import binding
+    from numba.core import config
+
+    features = config.CPU_FEATURES
+    if features is None:
+        features = binding.get_host_cpu_features().flatten()
+    return "+avx512f" in features.split(",")
+
+
 #: Rows longer than this many elements are transformed in cache-sized blocks first.
 CACHE_BLOCK = 2048
-#: Elements transformed in registers before the passes over memory begin.
-REGISTER_BLOCK = 128
+#: Elements transformed in registers before the passes over memory begin: as many
+#: as the target's register file holds with room for the shuffles. 128 elements
+#: are 16 zmm registers of AVX-512's 32, but 32 ymm registers (float64) on an
+#: AVX2 target, which has 16: there they spilled, and float64 ran at 0.69-0.96x
+#: FFHT's speed (AMD EPYC znver3, n = 2^8..2^16, one thread) against 1.08-1.24x
+#: with 64 elements (float32 1.05-1.28x and 1.09-1.44x).
+REGISTER_BLOCK = 128 if _target_has_avx512() else 64
 #: Largest supported row length.
 MAX_LOG2 = 30
-#: Width of the widest SIMD register (AVX-512): :func:`register_butterflies` works
-#: on vectors of this many bits; on narrower machines LLVM splits each vector
-#: operation into legal widths.
-VECTOR_BITS = 512
+#: Width of the target's widest SIMD register: :func:`register_butterflies`
+#: works on vectors of this many bits (LLVM splits wider ones into legal widths).
+VECTOR_BITS = 512 if _target_has_avx512() else 256
 
 
 def _register_butterfly_codegen(size, lanes):
@@ -230,10 +249,10 @@ def _stages(x, start, stop, h, end):
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
 def _register_row(x):
-    # a whole row of at most REGISTER_BLOCK (= 128) elements in registers; the
-    # size must be a literal, hence one branch per power of two
+    # a whole row of at most REGISTER_BLOCK (128 or 64) elements in registers;
+    # the size must be a literal, hence one branch per power of two
     n = x.shape[0]
-    if n == 128:
+    if n == 128 and REGISTER_BLOCK >= 128:
         register_butterflies(x, 0, 128)
     elif n == 64:
         register_butterflies(x, 0, 64)

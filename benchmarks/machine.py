@@ -2,8 +2,9 @@
 
 The asv suite, its report and the paper-claim experiments all name the machine
 with :func:`machine_info`, so that every figure carries its CPU and target.
-``NUMBA_CPU_NAME=haswell`` makes Numba emit AVX2 code on any recent x86 CPU; the
-target recorded here is the one Numba actually uses, not the host's.
+``NUMBA_CPU_NAME=haswell`` makes Numba emit AVX2 code on any recent x86 CPU (with
+:func:`pin_named_target_features`, which the ``benchmarks`` package applies on
+import); the target recorded here is the one Numba actually uses, not the host's.
 """
 
 import os
@@ -49,6 +50,49 @@ def _simd_of_features(features):
     if "neon" in enabled or "sve" in enabled:
         return "NEON/SVE"
     return "unknown"
+
+
+#: Feature-name prefixes of AVX-512 and what needs it (LLVM's names).
+_AVX512_FEATURES = ("avx512", "evex512", "avx10", "amx")
+
+
+def features_without_avx512(host_features):
+    """An LLVM feature string: ``host_features`` (name -> enabled) with every
+    AVX-512 feature turned off."""
+    return ",".join(("-" if name.startswith(_AVX512_FEATURES) or not enabled else "+") + name
+                    for name, enabled in sorted(host_features.items()))
+
+
+def pin_named_target_features(environ=None, host_features=None):
+    """Make ``NUMBA_CPU_NAME=<an AVX2 CPU>`` give AVX2 code on an AVX-512 host.
+
+    Numba hands LLVM the host's feature list whenever ``NUMBA_CPU_FEATURES`` is
+    unset, whatever ``NUMBA_CPU_NAME`` says, and LLVM lets the features win: on
+    an AVX-512 host, ``NUMBA_CPU_NAME=haswell`` alone compiles to zmm registers
+    (checked with ``inspect_asm``). This sets ``NUMBA_CPU_FEATURES`` to the host's
+    features without AVX-512 when an AVX2-class name is forced and no features
+    are given. It must run before Numba reads its configuration (the
+    ``benchmarks`` package calls it on import); returns the features it set, or
+    None.
+    """
+    environ = os.environ if environ is None else environ
+    name = environ.get("NUMBA_CPU_NAME", "").strip().lower()
+    if not name.startswith(_AVX2_NAMES) or environ.get("NUMBA_CPU_FEATURES", "").strip():
+        return None
+    if host_features is None:
+        from llvmlite import binding
+
+        host_features = dict(binding.get_host_cpu_features())
+    if not any(on and feature.startswith(_AVX512_FEATURES) for feature, on in host_features.items()):
+        return None  # the host has no AVX-512: its features are AVX2's already
+    environ["NUMBA_CPU_FEATURES"] = features_without_avx512(host_features)
+    import sys
+
+    if "numba" in sys.modules:  # too late for the import-time read: read it again
+        from numba.core import config
+
+        config.reload_config()
+    return environ["NUMBA_CPU_FEATURES"]
 
 
 def numba_target():

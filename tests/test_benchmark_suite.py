@@ -83,3 +83,20 @@ def test_transform_memory_counts_the_output_not_the_interpreter(suite):
     assert output == pytest.approx(1000 * 4000 * 8 / 2**20)
     # the output and the one temporary of `repeat(...) * 2`, not the ~100+ MiB process
     assert 0.9 * output <= beyond <= 2.5 * output
+
+
+def test_a_named_avx2_target_drops_the_hosts_avx512_features():
+    """Numba passes the host's features whatever NUMBA_CPU_NAME says; on an
+    AVX-512 host the benchmarks pin AVX2-only features for NUMBA_CPU_NAME=haswell."""
+    from benchmarks.machine import pin_named_target_features
+
+    host = {"avx2": True, "fma": True, "avx512f": True, "avx512vl": True, "evex512": True, "sse4a": False}
+    env = {"NUMBA_CPU_NAME": "haswell"}
+    features = pin_named_target_features(env, host)
+    assert env["NUMBA_CPU_FEATURES"] == features
+    assert set(features.split(",")) == {"+avx2", "+fma", "-avx512f", "-avx512vl", "-evex512", "-sse4a"}
+    # nothing to do: features given, a host without AVX-512, no or an AVX-512 name
+    for env in ({"NUMBA_CPU_NAME": "haswell", "NUMBA_CPU_FEATURES": "+avx2"}, {}, {"NUMBA_CPU_NAME": "znver4"}):
+        before = dict(env)
+        assert pin_named_target_features(env, host) is None and env == before
+    assert pin_named_target_features({"NUMBA_CPU_NAME": "haswell"}, {"avx2": True, "fma": True}) is None

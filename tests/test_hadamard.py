@@ -42,9 +42,30 @@ def test_register_butterflies_transform_each_block(size, dtype, rtol):
     buffer = np.random.default_rng(size).standard_normal(3 * size + 1).astype(dtype)
     x = buffer[1:]
     expected = (x.astype(np.float64).reshape(3, size) @ hadamard(size).T).ravel()
+    if size > REGISTER_BLOCK:
+        pytest.skip(f"this target's register block is {REGISTER_BLOCK} elements")
     _register_blocks_of(x, size)
     np.testing.assert_allclose(x, expected, rtol=rtol, atol=rtol * size)
-    assert REGISTER_BLOCK == 128  # the sizes above cover every block fwht_row uses
+    assert REGISTER_BLOCK in (64, 128)  # the sizes above cover every block fwht_row uses
+
+
+def test_the_register_block_fits_the_target_registers():
+    from kernelmaps._hadamard import VECTOR_BITS, _target_has_avx512
+
+    # 16 vectors of the target's width: 32 registers with AVX-512, 16 without
+    assert (REGISTER_BLOCK, VECTOR_BITS) == ((128, 512) if _target_has_avx512() else (64, 256))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_register_butterflies_of_128_elements_on_any_target(dtype):
+    @njit
+    def block_of_128(x):
+        register_butterflies(x, 0, 128)
+
+    x = np.random.default_rng(3).standard_normal(128).astype(dtype)
+    expected = hadamard(128) @ x.astype(np.float64)
+    block_of_128(x)
+    np.testing.assert_allclose(x, expected, rtol=1e-5, atol=1e-4)
 
 
 def test_register_butterflies_reject_a_strided_array():
