@@ -98,22 +98,25 @@ def _cossin_features(P, out, scale):
     limit = trig_limit(scale)
     for i in range(n):
         row = P[i]
-        dst = out[i]
+        # two slices, not dst[j] and dst[m + j]: LLVM then sees two streams it
+        # can vectorize (with one row and offsets it kept the loop scalar)
+        cos_part = out[i, :m]
+        sin_part = out[i, m:]
         if row_needs_libm(row, limit):
             for j in range(m):
                 a = row[j]
                 if abs(a) > limit:
-                    dst[j] = scale * math.cos(a)
-                    dst[m + j] = scale * math.sin(a)
+                    cos_part[j] = scale * math.cos(a)
+                    sin_part[j] = scale * math.sin(a)
                 else:
                     s, c = vsincos(a)
-                    dst[j] = scale * c
-                    dst[m + j] = scale * s
+                    cos_part[j] = scale * c
+                    sin_part[j] = scale * s
         else:
             for j in range(m):
                 s, c = vsincos(row[j])
-                dst[j] = scale * c
-                dst[m + j] = scale * s
+                cos_part[j] = scale * c
+                sin_part[j] = scale * s
 
 
 class CosineFeatureMap(FeatureMap):
