@@ -389,7 +389,7 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
         """
         # a densified block is scratch too: wide sparse input gets shorter blocks
         elements = self._block_elements_per_row() + (n_features if densify else 0)
-        return block_rows(elements * np.dtype(dtype).itemsize, n_features)
+        return block_rows(elements * np.dtype(dtype).itemsize)
 
     def _raise_overflow(self, X, out, block_start):
         bad_rows = np.flatnonzero(~np.isfinite(out).all(axis=1))

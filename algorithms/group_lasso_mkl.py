@@ -344,7 +344,7 @@ class _GramProducts:
         Tc = T - self.target_mean
         self.Q = np.zeros((p, p))
         self.c = np.zeros((p, T.shape[1]))
-        step = block_rows(F.itemsize * p, p)
+        step = block_rows(F.itemsize * p)
         for start in range(0, n, step):
             block = F[start:start + step] - self.mean
             self.Q += block.T @ block

@@ -214,7 +214,7 @@ class _LeastSquaresBase(RegisteredEstimator, BaseEstimator):
                 self._add_block(equations, Z_rows, targets[rows])
             return equations
         # a block's float64 copy and its Z^T Z update: the library's one block rule
-        step = block_rows(8 * Z.shape[1], Z.shape[1])
+        step = block_rows(8 * Z.shape[1])
         for start in range(0, Z.shape[0], step):
             rows = slice(start, start + step)
             self._add_block(equations, Z[rows], targets[rows])
