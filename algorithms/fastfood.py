@@ -132,5 +132,5 @@ class Fastfood(HadamardGaussianMap):
         S = s / frob * (math.sqrt(2.0 * self.gamma_) / math.sqrt(p))
         return B, perm, G, S
 
-    def _project(self, X, P, blocks):
+    def _project_blocks(self, X, P, blocks):
         _fastfood_project(X, *blocks, P)

@@ -122,5 +122,5 @@ class StructuredOrthogonalFeatures(HadamardGaussianMap):
         D1 = signs[2] * (math.sqrt(2.0 * self.gamma_) / p)
         return signs[0], signs[1], D1
 
-    def _project(self, X, P, blocks):
+    def _project_blocks(self, X, P, blocks):
         _sorf_project(X, *blocks, P)

@@ -32,3 +32,25 @@ def test_parameters_are_checked(name, cloud):
 def test_float32_close_to_float64(name, cloud):
     est = REGISTRY[name](256, gamma=0.15, random_state=0).fit(cloud)
     np.testing.assert_allclose(est.transform(cloud.astype(np.float32)), est.transform(cloud), atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["fastfood", "sorf"])
+@pytest.mark.parametrize("n_features", [3, 16, 40])
+@pytest.mark.parametrize("output", ["cos", "cossin"])
+def test_small_hadamard_blocks_multiplied_out_give_the_structured_features(name, n_features, output, monkeypatch):
+    """Blocks of at most DENSE_MAX_BLOCK are applied as the dense matrix they
+    equal; forcing the structured product must give the same features."""
+    from kernelmaps import _hadamard_map
+
+    X = np.random.default_rng(1).standard_normal((300, n_features))
+    est = REGISTRY[name](96, gamma=0.2, output=output, random_state=0).fit(X)
+    dense_expected = est.padded_features_ <= _hadamard_map.DENSE_MAX_BLOCK
+    form, _ = est._prepare_projection(np.dtype(np.float64))
+    assert (form == "dense") == dense_expected
+    for dtype, tol in ((np.float64, 1e-12), (np.float32, 2e-5)):
+        Z = est.transform(X.astype(dtype))
+        monkeypatch.setattr(_hadamard_map, "DENSE_MAX_BLOCK", 0)
+        Z_structured = est.transform(X.astype(dtype))
+        monkeypatch.undo()
+        assert Z.dtype == Z_structured.dtype == dtype
+        np.testing.assert_allclose(Z, Z_structured, rtol=0, atol=tol)
