@@ -100,6 +100,7 @@ _PI_3 = 2.0 * _PIO2_3
 # with no float-to-int conversion (AVX2 has none for float64 vectors, so LLVM
 # scalarizes it).
 _ROUND64 = 6755399441055744.0
+_ROUND64_BITS = np.int64(0x4338000000000000)  # the bits of _ROUND64: t's bits minus these are k
 _ROUND32 = np.float32(12582912.0)
 
 # -- float32 constants (Cephes) ---------------------------------------------
@@ -224,14 +225,15 @@ def _exp64(x):
     # then overflows to inf or underflows through the subnormals as libm does.
     xc = x if x < _EXP64_HIGH else _EXP64_HIGH
     xc = xc if xc > _EXP64_LOW else _EXP64_LOW
-    k = np.floor(xc * _LOG2E + 0.5)
+    t = xc * _LOG2E + _ROUND64  # k = round(x / ln 2) in the low bits, as in _sincos64
+    k = t - _ROUND64
     r = xc - k * _LN2_HI
     r = r - k * _LN2_LO
     p = 1.0 + r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (
         1.0 / 120 + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (
             1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 + r * (
                 1.0 / 479001600 + r * (1.0 / 6227020800)))))))))))))
-    n = np.int64(k)
+    n = _float_to_bits(t) - _ROUND64_BITS  # k as an integer, with no conversion
     half = n >> 1
     scale_a = _bits_to_float((half + _BIAS64) << _MANTISSA64)
     scale_b = _bits_to_float((n - half + _BIAS64) << _MANTISSA64)

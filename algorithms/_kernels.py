@@ -149,7 +149,9 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
             for k in range(d):
                 sq_x += x[k] * x[k]
             for j in range(m):
-                t = sq_x + sq_v[j] - 2 * row[j]
+                # row + row, not 2 * row: an integer times a float32 is a float64
+                # in Numba, and the float64 exp ran at a quarter of the speed
+                t = sq_x + sq_v[j] - (row[j] + row[j])
                 # clamps round-off below 0 but keeps NaN (from inf - inf), which the
                 # callers' finiteness checks turn into an error instead of k = 1
                 t = zero if t < zero else t

@@ -4,7 +4,8 @@
 import numpy as np
 import scipy.sparse as sp
 
-from ._base import FeatureMap, KernelParameter, bandwidth_input, check_choice, dense_rows, densify_rows
+from ._base import (FeatureMap, KernelParameter, bandwidth_input, check_choice, dense_rows, densify_rows,
+                    product_into)
 from ._kernels import (KERNEL_CODES, LAST_BLAS_KERNEL_CODE, SHIFT_INVARIANT, check_kernel_params, dtype_gamma,
                        exact_kernel, frame_gamma, kernel_block,
                        resolve_gamma, shift_invariant_frame, to_frame)
@@ -284,10 +285,13 @@ class Nystroem(FeatureMap):
         sq_v = np.einsum("ij,ij->i", V, V)
         N = np.ascontiguousarray(self.normalization_, dtype=dtype)
         scalars = (gamma, dtype.type(self.coef0_), self.degree_)
-        return V, VT, sq_v, N, KERNEL_CODES[self.kernel_], scalars, frame
+        return V, VT, sq_v, N, KERNEL_CODES[self.kernel_], scalars, frame, ThreadScratch()
 
     def _transform_block(self, X, out, context):
-        V, VT, sq_v, N, code, (gamma, coef0, degree), frame = context
+        V, VT, sq_v, N, code, (gamma, coef0, degree), frame, blocks = context
+        # the kernel block in per-thread scratch: a new n x m array per block was
+        # served by mmap and paid a page fault per 4 KiB on first touch
+        G = blocks.get("kernel_block", (X.shape[0], V.shape[0]), X.dtype)
         if frame is not None:
             center, inverse_scale, scratch = frame
             Xf = scratch.get("framed", X.shape, X.dtype)
@@ -301,12 +305,10 @@ class Nystroem(FeatureMap):
         if sp.issparse(X):
             # only the dot-product kernels (codes 1-2) have no frame, and their
             # epilogue reads G alone: it gets a row count and no features
-            G = X @ VT
+            product_into(X, VT, G)
             X = np.empty((X.shape[0], 0), dtype=G.dtype)
         elif code <= LAST_BLAS_KERNEL_CODE:
-            G = X @ VT
-        else:
-            G = np.empty((X.shape[0], V.shape[0]), dtype=X.dtype)
+            np.matmul(X, VT, out=G)
         kernel_block(G, X, V, sq_v, code, gamma, coef0, degree)
         np.matmul(G, N, out=out)
 
