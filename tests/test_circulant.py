@@ -98,3 +98,26 @@ def test_kernel_mse_within_ten_percent_of_rff_on_letter(letter_standardized):
     ratio = (kernel_mse_per_seed(CirculantRandomFeatures, X, D, gamma, 600).mean()
              / kernel_mse_per_seed(RandomFourierFeatures, X, D, gamma, 600).mean())
     assert 0.9 < ratio < 1.1, ratio
+
+
+@pytest.mark.parametrize("cls_name", ["CirculantRandomFeatures", "OptimizedCirculantMap"])
+@pytest.mark.parametrize("n_features", [2, 16, 64, 65])
+def test_narrow_inputs_projected_by_the_dense_matrix_give_the_fft_features(cls_name, n_features, monkeypatch):
+    """Inputs of at most DENSE_MAX_FEATURES use the dense matrix the circulant
+    blocks equal; forcing the FFT path must give the same features."""
+    import kernelmaps
+    from kernelmaps import circulant
+
+    X = np.random.default_rng(2).standard_normal((200, n_features))
+    y = np.arange(200) % 2
+    est = getattr(kernelmaps, cls_name)(96, random_state=0)
+    est.fit(X, y) if cls_name == "OptimizedCirculantMap" else est.fit(X)
+    form, _ = est._prepare_projection(np.dtype(np.float64))
+    assert (form == "dense") == (n_features <= circulant.DENSE_MAX_FEATURES)
+    for dtype, tol in ((np.float64, 1e-12), (np.float32, 2e-5)):
+        Z = est.transform(X.astype(dtype))
+        monkeypatch.setattr(circulant, "DENSE_MAX_FEATURES", 0)
+        Z_fft = est.transform(X.astype(dtype))
+        monkeypatch.undo()
+        assert Z.dtype == Z_fft.dtype == dtype
+        np.testing.assert_allclose(Z, Z_fft, rtol=0, atol=tol)
