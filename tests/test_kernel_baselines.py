@@ -8,6 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_ridge import KernelRidge as SkKernelRidge
 from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
+from sklearn.datasets import load_digits
 from sklearn.svm import SVC
 
 from kernelmaps import KernelRidge, KernelRidgeClassifier, KernelSVC, datasets
@@ -186,3 +187,15 @@ def test_second_order_selection_solves_libsvms_dual():
     np.testing.assert_allclose(np.sort(ours.intercept_), np.sort(theirs.intercept_), atol=1e-3)
     with pytest.raises(ValueError, match="fit_intercept=False needs selection='greedy'"):
         KernelSVC(selection="second_order", fit_intercept=False).fit(X[:50], y[:50])
+
+
+def test_auto_selection_is_second_order_with_an_intercept_and_greedy_without():
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:300] / 16.0, y[:300]
+    assert KernelSVC(gamma=0.05).fit(X, y).selection_ == "second_order"
+    greedy = KernelSVC(gamma=0.05, fit_intercept=False).fit(X, y)
+    assert greedy.selection_ == "greedy"
+    explicit = KernelSVC(gamma=0.05, fit_intercept=False, selection="greedy").fit(X, y)
+    np.testing.assert_array_equal(greedy.dual_coef_, explicit.dual_coef_)
+    with pytest.raises(ValueError, match="selection"):
+        KernelSVC(selection="fastest").fit(X, y)
