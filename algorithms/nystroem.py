@@ -9,7 +9,7 @@ from ._base import (FeatureMap, KernelParameter, bandwidth_input, check_choice, 
 from ._kernels import (KERNEL_CODES, LAST_BLAS_KERNEL_CODE, SHIFT_INVARIANT, check_kernel_params, dtype_gamma,
                        exact_kernel, frame_gamma, kernel_block,
                        resolve_gamma, shift_invariant_frame, to_frame)
-from ._parallel import MAX_BLOCK_BYTES, ThreadScratch
+from ._parallel import ThreadScratch
 
 __all__ = ["Nystroem"]
 
@@ -316,14 +316,6 @@ class Nystroem(FeatureMap):
         m = self.n_components_
         # landmarks, their Gram matrix, its eigenvectors and the normalization
         return 8 * (m * n_features + 4 * m * m), 8 * (3 * m + n_features)
-
-    def _block_step(self, dtype, n_features, densify=False):
-        # the second product multiplies each block by the m x m normalization,
-        # which OpenBLAS repacks per call: taller blocks amortize it (m = 1024 on
-        # 2000 rows: 256-row blocks ran 15-20 % slower than 512-row ones)
-        step = super()._block_step(dtype, n_features, densify)
-        row_bytes = (self._block_elements_per_row() + (n_features if densify else 0)) * np.dtype(dtype).itemsize
-        return int(max(step, min(self.n_components_ // 2, MAX_BLOCK_BYTES // max(1, row_bytes))))
 
     def _block_elements_per_row(self):
         # the kernel block and the product with the normalization; plus, with a
