@@ -42,3 +42,18 @@ def assert_unbiased_over_seeds(maps, X, K, n_sigma):
     standard_error = grams.std(axis=0) / np.sqrt(len(grams))
     z = np.abs(grams.mean(axis=0) - K) / (standard_error + 1e-12)
     assert z.max() < n_sigma, z.max()
+
+
+def assert_dense_form_matches(est, X, module, threshold_name, expect_dense, monkeypatch):
+    """A fitted structured map whose transform may use the dense matrix it
+    equals: the form it chose is ``expect_dense``, and forcing the structured
+    form (``module.threshold_name = 0``) gives the same features in both dtypes."""
+    form, _ = est._prepare_projection(np.dtype(np.float64))
+    assert (form == "dense") == expect_dense
+    for dtype, tol in ((np.float64, 1e-12), (np.float32, 2e-5)):
+        Z = est.transform(X.astype(dtype))
+        monkeypatch.setattr(module, threshold_name, 0)
+        Z_structured = est.transform(X.astype(dtype))
+        monkeypatch.undo()
+        assert Z.dtype == Z_structured.dtype == dtype
+        np.testing.assert_allclose(Z, Z_structured, rtol=0, atol=tol)

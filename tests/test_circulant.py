@@ -8,7 +8,7 @@ from scipy.linalg import circulant
 from kernelmaps import CirculantRandomFeatures, RandomFourierFeatures
 from kernelmaps.circulant import _circulant_project, _circulant_spectra, _circular_convolve, _circular_correlate
 
-from kernel_checks import assert_within_bound_and_a_wrong_bandwidth_fails, kernel_mse_per_seed
+from kernel_checks import assert_dense_form_matches, assert_within_bound_and_a_wrong_bandwidth_fails, kernel_mse_per_seed
 from naive import central_differences, circulant_projection, fourier_features, stacked_circulants
 
 GAMMA = 0.15  # kernel values spread over (0, 1] on the cloud, as in test_rff
@@ -112,12 +112,5 @@ def test_narrow_inputs_projected_by_the_dense_matrix_give_the_fft_features(cls_n
     y = np.arange(200) % 2
     est = getattr(kernelmaps, cls_name)(96, random_state=0)
     est.fit(X, y) if cls_name == "OptimizedCirculantMap" else est.fit(X)
-    form, _ = est._prepare_projection(np.dtype(np.float64))
-    assert (form == "dense") == (n_features <= circulant.DENSE_MAX_FEATURES)
-    for dtype, tol in ((np.float64, 1e-12), (np.float32, 2e-5)):
-        Z = est.transform(X.astype(dtype))
-        monkeypatch.setattr(circulant, "DENSE_MAX_FEATURES", 0)
-        Z_fft = est.transform(X.astype(dtype))
-        monkeypatch.undo()
-        assert Z.dtype == Z_fft.dtype == dtype
-        np.testing.assert_allclose(Z, Z_fft, rtol=0, atol=tol)
+    assert_dense_form_matches(est, X, circulant, "DENSE_MAX_FEATURES",
+                              n_features <= circulant.DENSE_MAX_FEATURES, monkeypatch)

@@ -5,6 +5,7 @@ float32 input gives the float64 features to float32 precision."""
 import numpy as np
 import pytest
 
+from kernel_checks import assert_dense_form_matches
 from registry import FEATURE_MAPS, REGISTRY
 
 COSINE_MAPS = sorted(name for name in FEATURE_MAPS if "output" in REGISTRY[name]().get_params())
@@ -44,13 +45,5 @@ def test_small_hadamard_blocks_multiplied_out_give_the_structured_features(name,
 
     X = np.random.default_rng(1).standard_normal((300, n_features))
     est = REGISTRY[name](96, gamma=0.2, output=output, random_state=0).fit(X)
-    dense_expected = est.padded_features_ <= _hadamard_map.DENSE_MAX_BLOCK
-    form, _ = est._prepare_projection(np.dtype(np.float64))
-    assert (form == "dense") == dense_expected
-    for dtype, tol in ((np.float64, 1e-12), (np.float32, 2e-5)):
-        Z = est.transform(X.astype(dtype))
-        monkeypatch.setattr(_hadamard_map, "DENSE_MAX_BLOCK", 0)
-        Z_structured = est.transform(X.astype(dtype))
-        monkeypatch.undo()
-        assert Z.dtype == Z_structured.dtype == dtype
-        np.testing.assert_allclose(Z, Z_structured, rtol=0, atol=tol)
+    assert_dense_form_matches(est, X, _hadamard_map, "DENSE_MAX_BLOCK",
+                              est.padded_features_ <= _hadamard_map.DENSE_MAX_BLOCK, monkeypatch)
