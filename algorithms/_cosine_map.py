@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._base import FeatureMap, bandwidth_input, check_choice
+from ._base import FeatureMap, bandwidth_input, check_choice, product_into
 from ._fastmath import FASTMATH, row_needs_libm, trig_limit, vcos, vscaled_cos, vsincos
 from ._kernels import resolve_gamma
 
@@ -117,6 +117,36 @@ def _cossin_features(P, out, scale):
                 s, c = vsincos(row[j])
                 cos_part[j] = scale * c
                 sin_part[j] = scale * s
+
+
+class DenseFormProjection:
+    """Structured projections that apply the dense matrix they equal when that is cheaper.
+
+    A host defines ``_structured_projection(dtype)`` (the per-call form of its
+    fitted structure), ``_project_structured(X, P, structured)`` (``P <- X W``
+    through the structure) and ``_dense_is_cheaper()``, and provides
+    ``n_features_in_`` and ``_n_frequencies()``. When the input is narrow, FFTs
+    or Hadamard transforms of a few points cost more than ``d`` multiply-adds
+    per output: the transform then builds ``W`` (``d x D``, the structure
+    applied to the identity, in float64, once per call) and each row block is
+    one BLAS product. The features equal the structured product's up to
+    rounding.
+    """
+
+    def _prepare_projection(self, dtype):
+        if self._dense_is_cheaper():
+            W = np.empty((self.n_features_in_, self._n_frequencies()))
+            self._project_structured(np.eye(self.n_features_in_), W,
+                                     self._structured_projection(np.dtype(np.float64)))
+            return "dense", W.astype(dtype, copy=False)
+        return "structured", self._structured_projection(dtype)
+
+    def _apply_projection(self, X, P, projection):
+        form, value = projection
+        if form == "dense":
+            product_into(X, value, P)
+        else:
+            self._project_structured(X, P, value)
 
 
 class CosineFeatureMap(FeatureMap):

@@ -8,8 +8,7 @@ FWHT (:mod:`kernelmaps._hadamard`), which knows nothing of feature maps.
 
 import numpy as np
 
-from ._base import product_into
-from ._cosine_map import CosineFeatureMap
+from ._cosine_map import CosineFeatureMap, DenseFormProjection
 from ._hadamard import next_power_of_two
 
 #: ``(n_blocks, p)`` arrays alive at once while a map is drawn, planned at 8 bytes
@@ -29,7 +28,7 @@ ROW_PADDED_COPIES = 2
 DENSE_MAX_BLOCK = 32
 
 
-class HadamardGaussianMap(CosineFeatureMap):
+class HadamardGaussianMap(DenseFormProjection, CosineFeatureMap):
     """Skeleton of the Hadamard-structured maps of the Gaussian kernel.
 
     Subclasses draw ``n_blocks`` independent ``p x p`` blocks (``p`` = the input
@@ -39,10 +38,8 @@ class HadamardGaussianMap(CosineFeatureMap):
     ``P``, whose width may end inside the last block). The rest is
     :class:`kernelmaps._cosine_map.CosineFeatureMap`.
 
-    With ``p <= DENSE_MAX_BLOCK`` the transform applies the same map as a dense
-    matrix: the blocks applied to the identity give ``W`` (``d x D``, in
-    float64, once per call), and each row block is one BLAS product ``X W``.
-    The features equal the structured product's up to rounding.
+    With ``p <= DENSE_MAX_BLOCK`` the transform applies the same map as the
+    dense matrix it equals (:class:`kernelmaps._cosine_map.DenseFormProjection`).
     """
 
     #: Smallest block; inputs are zero-padded up to it (see StructuredOrthogonalFeatures).
@@ -59,17 +56,14 @@ class HadamardGaussianMap(CosineFeatureMap):
         self.n_blocks_ = -(-n_frequencies // p)
         self.blocks_ = self._draw_blocks(p, self.n_blocks_, rng)
 
-    def _prepare_projection(self, dtype):
-        if self.padded_features_ <= DENSE_MAX_BLOCK:
-            W = np.empty((self.n_features_in_, self._n_frequencies()))
-            self._project_blocks(np.eye(self.n_features_in_), W, self.blocks_)
-            return "dense", W.astype(dtype, copy=False)
-        return "blocks", tuple(np.ascontiguousarray(b, dtype=dtype) if b.dtype.kind == "f" else b
-                               for b in self.blocks_)
+    def _dense_is_cheaper(self):
+        return self.padded_features_ <= DENSE_MAX_BLOCK
+
+    def _structured_projection(self, dtype):
+        return tuple(np.ascontiguousarray(b, dtype=dtype) if b.dtype.kind == "f" else b for b in self.blocks_)
+
+    def _project_structured(self, X, P, blocks):
+        self._project_blocks(X, P, blocks)
 
     def _project(self, X, P, projection):
-        form, value = projection
-        if form == "dense":
-            product_into(X, value, P)
-        else:
-            self._project_blocks(X, P, value)
+        self._apply_projection(X, P, projection)

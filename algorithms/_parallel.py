@@ -166,7 +166,8 @@ def run_row_blocks(n_rows, step, work):
     results are bit-identical for any thread count.
     """
     blocks = [(start, min(n_rows, start + step)) for start in range(0, n_rows, step)]
-    n_threads = min(n_worker_threads(), len(blocks))
+    n_workers = n_worker_threads()
+    n_threads = min(n_workers, len(blocks))
     with blas_single_thread():
         # a call from inside a block (a map built on another map) runs serially
         if n_threads <= 1 or getattr(_WORKER, "active", False):
@@ -186,7 +187,7 @@ def run_row_blocks(n_rows, step, work):
                     errors.append(error)
                     return
 
-        pool = _worker_pool(n_worker_threads() - 1)
+        pool = _worker_pool(n_workers - 1)
         helpers = [pool.submit(drain) for _ in range(n_threads - 1)]
         drain()
         for helper in helpers:

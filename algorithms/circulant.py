@@ -10,8 +10,7 @@ them. Convention, the paper's eq. 12 and ``scipy.linalg.circulant``'s:
 import numpy as np
 import scipy.fft
 
-from ._base import product_into
-from ._cosine_map import CosineFeatureMap
+from ._cosine_map import CosineFeatureMap, DenseFormProjection
 
 __all__ = ["CirculantRandomFeatures"]
 
@@ -129,34 +128,29 @@ def _draw_circulant(n_features, n_outputs, scale, rng):
     return signs, rng.normal(0.0, scale, size=(n_blocks, n_features))
 
 
-class _CirculantProjection:
+class _CirculantProjection(DenseFormProjection):
     """The transform of a map ``cos(R D x + b)`` whose ``R`` stacks circulant blocks.
 
     Shared by the randomized circulant map and the optimized one, which differ
     only in how they obtain their fitted ``signs_`` (the ±1 diagonal ``D``) and
     ``circulant_vectors_`` (``r`` of each block). The host class provides
     ``_n_frequencies()``, the number of projected outputs. Inputs of at most
-    :data:`DENSE_MAX_FEATURES` are projected by the equal dense matrix (one BLAS
-    product), wider ones by FFTs.
+    :data:`DENSE_MAX_FEATURES` are projected by the equal dense matrix
+    (:class:`kernelmaps._cosine_map.DenseFormProjection`), wider ones by FFTs.
     """
 
-    def _prepare_projection(self, dtype):
-        d = self.circulant_vectors_.shape[1]
-        if d <= DENSE_MAX_FEATURES:
-            # the same R D as a dense d x D matrix: its rows are the projections
-            # of the unit vectors, computed in float64 once per transform
-            W = _circulant_project(np.diag(self.signs_), _circulant_spectra(self.circulant_vectors_),
-                                   self._n_frequencies())
-            return "dense", np.ascontiguousarray(W, dtype=dtype)
-        return "fft", (self.signs_.astype(dtype), _circulant_spectra(self.circulant_vectors_.astype(dtype)))
+    def _dense_is_cheaper(self):
+        return self.circulant_vectors_.shape[1] <= DENSE_MAX_FEATURES
+
+    def _structured_projection(self, dtype):
+        return self.signs_.astype(dtype), _circulant_spectra(self.circulant_vectors_.astype(dtype))
+
+    def _project_structured(self, X, P, structured):
+        signs, spectra = structured
+        P[...] = _circulant_project(X * signs, spectra, P.shape[1])
 
     def _project_block(self, X, P, projection):
-        form, value = projection
-        if form == "dense":
-            product_into(X, value, P)
-        else:
-            signs, spectra = value
-            P[...] = _circulant_project(X * signs, spectra, P.shape[1])
+        self._apply_projection(X, P, projection)
 
     def _planned_bytes(self, n_features):
         n_blocks = -(-self._n_frequencies() // n_features)

@@ -65,7 +65,7 @@ def inspect_target(target):
     """Counts per kernel for one Numba target (``'host'`` for the native one)."""
     from llvmlite import binding
 
-    from benchmarks.machine import _AVX512_NAMES, features_without_avx512
+    from benchmarks.machine import _AVX512_FEATURES, _AVX512_NAMES, features_without_avx512
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CPU")}
     host = dict(binding.get_host_cpu_features())
@@ -73,7 +73,7 @@ def inspect_target(target):
         env["NUMBA_CPU_NAME"] = target
         if target.lower().startswith(_AVX512_NAMES):
             on = ",".join(("+" if enabled else "-") + f for f, enabled in sorted(host.items())
-                          if not f.startswith(("avx512", "evex512")))
+                          if not f.startswith(_AVX512_FEATURES))
             env["NUMBA_CPU_FEATURES"] = on + "," + AVX512_FEATURES
         else:
             env["NUMBA_CPU_FEATURES"] = features_without_avx512(host)
