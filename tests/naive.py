@@ -165,6 +165,17 @@ def greedy_coordinate_descent(Q, C, tol, max_iter):
     return alpha, max_iter
 
 
+def svm_dual_violation(Q, y, alpha, C):
+    """LIBSVM's stopping measure ``m(a) - M(a)`` of the dual with a free bias
+    (``min a^T Q a / 2 - sum a``, ``y^T a = 0``, ``0 <= a <= C``): the largest
+    ``-y_i G_i`` over the variables that can move up minus the smallest over
+    those that can move down, ``G = Q a - 1``."""
+    score = -y * (Q @ alpha - 1)
+    up = ((y > 0) & (alpha < C)) | ((y < 0) & (alpha > 0))
+    down = ((y > 0) & (alpha > 0)) | ((y < 0) & (alpha < C))
+    return score[up].max() - score[down].min()
+
+
 # -- calculus ---------------------------------------------------------------------
 def central_differences(f, arrays, eps=1e-6):
     """The gradient of ``f()`` with respect to each of ``arrays`` (which ``f`` reads),

@@ -13,16 +13,17 @@ from sklearn.svm import SVC
 
 from kernelmaps import KernelRidge, KernelRidgeClassifier, KernelSVC, datasets
 from kernelmaps._kernels import exact_kernel
-from kernelmaps.kernel_svc import _greedy_coordinate_descent, _kernel_column
+from kernelmaps.kernel_svc import _greedy_coordinate_descent, _kernel_column, _smo_second_order, _swap_variables
 from kernelmaps._kernels import KERNEL_CODES, KERNELS
 
-from naive import greedy_coordinate_descent
+from naive import greedy_coordinate_descent, svm_dual_violation
 
 
 def cache_state(n, n_slots):
     """An empty kernel-column cache of ``n_slots`` columns for ``n`` points."""
     return (np.empty((n_slots, n)), np.full(n, -1, dtype=np.int64),
-            np.full(n_slots, -1, dtype=np.int64), np.full(n_slots, -1, dtype=np.int64))
+            np.full(n_slots, -1, dtype=np.int64), np.full(n_slots, -1, dtype=np.int64),
+            np.zeros(n_slots, dtype=np.int64))
 
 
 @pytest.mark.parametrize("kernel", sorted(KERNELS))  # the kernels KernelSVC takes
@@ -31,16 +32,21 @@ def test_kernel_column_is_the_gram_column_and_the_cache_is_lru(kernel):
     X = rng.standard_normal((40, 3))
     sq = np.einsum("ij,ij->i", X, X)
     K = exact_kernel(X, kernel=kernel, gamma=0.4, degree=3, coef0=0.5)
-    cache, slot_of, slot_owner, last_used = cache_state(40, 2)
+    cache, slot_of, slot_owner, last_used, col_len = cache_state(40, 2)
 
-    def column(i, clock):
-        return _kernel_column(i, X, sq, KERNEL_CODES[kernel], 0.4, 0.5, 3, cache, slot_of,
-                             slot_owner, last_used, clock)
+    def column(i, clock, length=40):
+        return _kernel_column(i, length, X, sq, KERNEL_CODES[kernel], 0.4, 0.5, 3, cache, slot_of,
+                              slot_owner, last_used, col_len, clock)
 
     for clock, i in enumerate([3, 7, 3, 11]):  # 11 evicts 7, the least recently used
         np.testing.assert_allclose(column(i, clock), K[:, i], rtol=1e-12, atol=1e-12)
     assert sorted(slot_owner) == [3, 11]
     assert slot_of[7] == -1 and slot_of[3] >= 0 and slot_of[11] >= 0
+    # a shrunk problem asks for a prefix; a longer request completes the same slot
+    np.testing.assert_allclose(column(5, 4, length=17)[:17], K[:17, 5], rtol=1e-12, atol=1e-12)
+    assert col_len[slot_of[5]] == 17
+    np.testing.assert_allclose(column(5, 5, length=40), K[:, 5], rtol=1e-12, atol=1e-12)
+    assert col_len[slot_of[5]] == 40
 
 
 @pytest.mark.parametrize("n_slots", [2, 60])
@@ -52,10 +58,9 @@ def test_greedy_coordinate_descent_matches_numpy(n_slots):
     Q = np.outer(y, y) * (K + 1.0)
     expected, n_expected = greedy_coordinate_descent(Q, 2.0, 1e-6, 5000)
     alpha, z = np.zeros(60), np.zeros(60)
-    cache, slot_of, slot_owner, last_used = cache_state(60, n_slots)
     it, converged, _ = _greedy_coordinate_descent(
         X, np.einsum("ij,ij->i", X, X), 0, 0.5, 1.0, 2, 1.0, y, 2.0, 1e-6, 5000,
-        cache, slot_of, slot_owner, last_used, 0, alpha, z, np.diag(Q).copy())
+        *cache_state(60, n_slots), 0, alpha, z, np.diag(Q).copy())
     assert converged and it == n_expected
     np.testing.assert_allclose(alpha, expected, atol=1e-10)
     np.testing.assert_allclose(z, Q @ alpha, atol=1e-9)
@@ -63,6 +68,96 @@ def test_greedy_coordinate_descent_matches_numpy(n_slots):
     grad = Q @ alpha - 1
     assert np.all(grad[alpha < 1e-12] > -1e-4)
     assert np.all(grad[alpha > 2.0 - 1e-12] < 1e-4)
+
+
+def test_swapping_two_variables_permutes_every_array_and_the_cached_columns():
+    rng = np.random.default_rng(3)
+    n = 30
+    X = rng.standard_normal((n, 3))
+    K = exact_kernel(X, kernel="gaussian", gamma=0.3)
+    sq = np.einsum("ij,ij->i", X, X)
+    cache, slot_of, slot_owner, last_used, col_len = cache_state(n, 4)
+    for clock, (i, length) in enumerate([(2, n), (9, 20), (25, 12), (4, 5)]):
+        _kernel_column(i, length, X, sq, 0, 0.3, 1.0, 2, cache, slot_of, slot_owner, last_used, col_len, clock)
+    vectors = [rng.standard_normal(n) for _ in range(6)]  # y, alpha, G, G_bar, k_diag stand-ins, sq
+    y, alpha, G, G_bar, k_diag = vectors[:5]
+    originals = [v.copy() for v in (sq, y, alpha, G, G_bar, k_diag)]
+    X0, perm = X.copy(), np.arange(n)
+    for i, j in [(4, 9), (7, 15), (12, 25)]:
+        _swap_variables(i, j, X, sq, y, alpha, G, G_bar, k_diag, perm, cache, slot_of, slot_owner, col_len)
+    np.testing.assert_array_equal(X, X0[perm])
+    for moved, original in zip((sq, y, alpha, G, G_bar, k_diag), originals):
+        np.testing.assert_array_equal(moved, original[perm])
+    Kp = K[np.ix_(perm, perm)]
+    for s, owner in enumerate(slot_owner):
+        if owner >= 0:
+            assert slot_of[owner] == s
+            np.testing.assert_allclose(cache[s, :col_len[s]], Kp[:col_len[s], owner], rtol=1e-12, atol=1e-12)
+    # columns keep the prefix no swap has touched: 9's 20 entries (now at 4) lose 12..19
+    # to the swap of 12 and 25; 4's 5 entries (now at 9) lose entry 4 to the first swap
+    assert col_len[slot_of[4]] == 12 and col_len[slot_of[9]] == 4 and col_len[slot_of[2]] == n
+
+
+def smo_problem(n, C, gamma, seed=0):
+    """A noisy two-class problem whose SMO runs well past LIBSVM's first
+    shrinking (``min(n, 1000)`` steps)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 2))
+    y = np.where(np.sin(2 * X[:, 0]) + X[:, 1] + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def run_smo(X, y, C, gamma, shrinking, tol=1e-3, n_slots=None):
+    n = len(y)
+    perm = np.arange(n, dtype=np.int64)
+    Xp, yp, alpha = X.copy(), y.copy(), np.zeros(n)
+    G, G_bar = np.full(n, -1.0), np.zeros(n)
+    it, converged, _, rho = _smo_second_order(
+        Xp, np.einsum("ij,ij->i", Xp, Xp), 0, gamma, 1.0, 2, yp, C, tol, 10**6, shrinking,
+        *cache_state(n, n_slots or n), 0, alpha, G, G_bar, np.ones(n), perm)
+    assert converged
+    out = np.empty(n)
+    out[perm] = alpha
+    G_out = np.empty(n)
+    G_out[perm] = G
+    return out, rho, it, perm, G_out
+
+
+@pytest.mark.parametrize("n_slots", [2, None])
+def test_shrinking_smo_reaches_the_same_optimum(n_slots):
+    X, y = smo_problem(1500, 100.0, 2.0)
+    K = exact_kernel(X, kernel="gaussian", gamma=2.0)
+    Q = np.outer(y, y) * K
+    plain, rho_plain, it_plain, perm_plain, _ = run_smo(X, y, 100.0, 2.0, False, n_slots=n_slots)
+    shrunk, rho_shrunk, it_shrunk, perm, G = run_smo(X, y, 100.0, 2.0, True, n_slots=n_slots)
+    assert it_shrunk > 1500 and not np.array_equal(perm, np.arange(1500))  # it did shrink
+    np.testing.assert_array_equal(perm_plain, np.arange(1500))
+    # every variable's gradient was rebuilt: it is Q a - e, and the KKT gap is below tol
+    np.testing.assert_allclose(G, Q @ shrunk - 1, atol=1e-8)
+    assert svm_dual_violation(Q, y, shrunk, 100.0) < 1e-3
+    assert abs(y @ shrunk) < 1e-8 and shrunk.min() >= 0 and shrunk.max() <= 100.0
+
+    def dual(a):
+        return 0.5 * a @ Q @ a - a.sum()
+
+    # two points of the same optimum, to the accuracy tol = 1e-3 gives
+    assert abs(dual(shrunk) - dual(plain)) <= 1e-6 * abs(dual(plain))
+    assert abs(rho_shrunk - rho_plain) < 1e-2
+
+
+def test_shrinking_matches_libsvm():
+    from sklearn.svm import SVC
+
+    X, y = smo_problem(1500, 100.0, 2.0, seed=1)
+    ours = KernelSVC(C=100.0, gamma=2.0, tol=1e-5).fit(X, y)
+    theirs = SVC(C=100.0, gamma=2.0, tol=1e-5).fit(X, y)
+    np.testing.assert_allclose(ours.intercept_, theirs.intercept_, atol=1e-3)
+    Xt = np.random.default_rng(9).standard_normal((2000, 2))
+    np.testing.assert_allclose(ours.decision_function(Xt), theirs.decision_function(Xt), atol=1e-2)
+    off = KernelSVC(C=100.0, gamma=2.0, tol=1e-5, shrinking=False).fit(X, y)
+    np.testing.assert_allclose(ours.decision_function(Xt), off.decision_function(Xt), atol=1e-2)
+    with pytest.raises(ValueError, match="shrinking"):
+        KernelSVC(shrinking="yes").fit(X, y)
 
 
 def split(name, n_train, n_test=3000, seed=0):
