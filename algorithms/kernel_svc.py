@@ -202,22 +202,12 @@ def _select_working_set(active, y, alpha, G, k_diag, C, tol, X, sq, code, gamma,
     j = -1
     best = np.inf
     for t in range(active):
-        if y[t] > 0:
-            if alpha[t] > 0:
-                grad_diff = g_max + G[t]
-                if G[t] >= g_max2:
-                    g_max2 = G[t]
-                if grad_diff > 0:
-                    quad = k_diag[i] + k_diag[t] - 2.0 * col_i[t]
-                    quad = quad if quad > 0 else TAU
-                    obj = -(grad_diff * grad_diff) / quad
-                    if obj <= best:
-                        best = obj
-                        j = t
-        elif alpha[t] < C:
-            grad_diff = g_max - G[t]
-            if -G[t] >= g_max2:
-                g_max2 = -G[t]
+        # the variables that can move down: y_t = +1 above 0, y_t = -1 below C
+        if (alpha[t] > 0) if y[t] > 0 else (alpha[t] < C):
+            yg = y[t] * G[t]
+            if yg >= g_max2:
+                g_max2 = yg
+            grad_diff = g_max + yg
             if grad_diff > 0:
                 quad = k_diag[i] + k_diag[t] - 2.0 * col_i[t]
                 quad = quad if quad > 0 else TAU
