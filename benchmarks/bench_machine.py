@@ -11,11 +11,12 @@ from . import common
 from .machine import numba_target
 
 _NAME, _SIMD = numba_target()
-_VECTOR_BITS = {"AVX-512": 512, "AVX2": 256, "AVX": 256, "SSE": 128, "NEON/SVE": 128}
+_VECTOR_BITS = {"AVX-512": 512, "AVX-512, 256-bit loops": 256, "AVX2": 256, "AVX": 256, "SSE": 128,
+                "NEON/SVE": 128}
 
 
 class Environment:
-    """``track_vector_bits``: the width of the widest vectors Numba emits here."""
+    """``track_vector_bits``: the width of the vectors Numba's vectorized loops use here."""
 
     params = [[f"{_NAME} ({_SIMD})"], [common.PROFILE]]
     param_names = ["numba_target", "profile"]

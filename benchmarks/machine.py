@@ -17,6 +17,14 @@ from pathlib import Path
 _AVX512_NAMES = ("skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake",
                  "tigerlake", "rocketlake", "sapphirerapids", "emeraldrapids",
                  "graniterapids", "znver4", "znver5", "x86-64-v4")
+#: Intel AVX-512 CPUs for which LLVM tunes its cost model to prefer 256-bit
+#: vectors (``TuningPrefer256Bit``, as GCC's and Clang's
+#: ``-mprefer-vector-width=256``): loops vectorize with ymm registers unless the
+#: feature ``prefer-256-bit`` is turned off. AMD's znver4 and znver5 prefer 512 bits.
+_PREFER_256_NAMES = ("skylake-avx512", "cascadelake", "cooperlake", "cannonlake", "icelake", "tigerlake",
+                     "rocketlake", "sapphirerapids", "emeraldrapids", "graniterapids")
+#: The feature that lifts that preference (``NUMBA_CPU_FEATURES=...,-prefer-256-bit``).
+NO_PREFER_256 = "-prefer-256-bit"
 _AVX2_NAMES = ("haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake",
                "znver1", "znver2", "znver3", "x86-64-v3")
 
@@ -96,22 +104,43 @@ def pin_named_target_features(environ=None, host_features=None):
 
 
 def numba_target():
-    """``(cpu name, SIMD extension)`` of the code Numba generates in this process."""
+    """``(cpu name, SIMD extension)`` of the code Numba generates in this process.
+
+    On the Intel AVX-512 CPUs whose LLVM tuning prefers 256-bit vectors, the
+    extension reads ``'AVX-512, 256-bit loops'`` (the vectorized loops use ymm
+    registers; only hand-written vector code, such as the FWHT's, uses zmm),
+    unless ``NUMBA_CPU_FEATURES`` turns that preference off.
+    """
     from llvmlite import binding
 
     name = os.environ.get("NUMBA_CPU_NAME", "").strip()
     features = os.environ.get("NUMBA_CPU_FEATURES", "").strip()
-    if features:
-        return (name or binding.get_host_cpu_name()), _simd_of_features(features)
     if not name or name == "host":
-        host = binding.get_host_cpu_name()
-        return host, _simd_of_features(binding.get_host_cpu_features())
-    lower = name.lower()
-    if lower.startswith(_AVX512_NAMES):
-        return name, "AVX-512"
-    if lower.startswith(_AVX2_NAMES):
-        return name, "AVX2"
-    return name, "unknown"
+        name = binding.get_host_cpu_name()
+    if features:
+        simd = _simd_of_features(features)
+    elif name == binding.get_host_cpu_name():
+        simd = _simd_of_features(binding.get_host_cpu_features())
+    elif name.lower().startswith(_AVX512_NAMES):
+        simd = "AVX-512"
+    elif name.lower().startswith(_AVX2_NAMES):
+        simd = "AVX2"
+    else:
+        simd = "unknown"
+    if simd == "AVX-512" and name.lower().startswith(_PREFER_256_NAMES) and NO_PREFER_256 not in features:
+        simd = "AVX-512, 256-bit loops"
+    return name, simd
+
+
+def full_width_features(host_features=None):
+    """The host's LLVM features without the preference for 256-bit vectors: with
+    ``NUMBA_CPU_FEATURES`` set to this, loops on an Intel AVX-512 CPU vectorize
+    with zmm registers (``python -m benchmarks.machine --full-width-features``)."""
+    if host_features is None:
+        from llvmlite import binding
+
+        host_features = dict(binding.get_host_cpu_features())
+    return ",".join(("+" if on else "-") + f for f, on in sorted(host_features.items())) + "," + NO_PREFER_256
 
 
 def blas():
@@ -173,4 +202,6 @@ def describe(info=None):
 
 
 if __name__ == "__main__":
-    print(describe())
+    import sys
+
+    print(full_width_features() if sys.argv[1:] == ["--full-width-features"] else describe())

@@ -35,9 +35,11 @@ _PROGRESS = re.compile(r"^\[\s*([\d.]+)%\]\s+·+\s+(.*?)\s*$")
 
 def machine_name():
     """The asv machine name: the host name, plus the Numba target when one is forced."""
+    from benchmarks.experiments._framework import forced_target
+
     host = socket.gethostname().split(".")[0] or "machine"
-    target = os.environ.get("NUMBA_CPU_NAME", "").strip()
-    return f"{host}-{target}" if target and target != "host" else host
+    target = forced_target()
+    return f"{host}-{target}" if target else host
 
 
 def _asv(*args, **kwargs):

@@ -62,14 +62,17 @@ def _inspect_here():
 
 
 def inspect_target(target):
-    """Counts per kernel for one Numba target (``'host'`` for the native one)."""
+    """Counts per kernel for one Numba target (``'host'`` for the native one,
+    ``'host-512bit'`` for it without LLVM's preference for 256-bit vectors)."""
     from llvmlite import binding
 
-    from benchmarks.machine import _AVX512_FEATURES, _AVX512_NAMES, features_without_avx512
+    from benchmarks.machine import _AVX512_FEATURES, _AVX512_NAMES, features_without_avx512, full_width_features
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CPU")}
     host = dict(binding.get_host_cpu_features())
-    if target != "host":
+    if target == "host-512bit":
+        env["NUMBA_CPU_FEATURES"] = full_width_features(host)
+    elif target != "host":
         env["NUMBA_CPU_NAME"] = target
         if target.lower().startswith(_AVX512_NAMES):
             on = ",".join(("+" if enabled else "-") + f for f, enabled in sorted(host.items())
@@ -86,7 +89,7 @@ def inspect_target(target):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--targets", default="host,haswell,znver4,skylake-avx512")
+    parser.add_argument("--targets", default="host,host-512bit,haswell,znver4,skylake-avx512")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:

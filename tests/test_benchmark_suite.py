@@ -100,3 +100,22 @@ def test_a_named_avx2_target_drops_the_hosts_avx512_features():
         before = dict(env)
         assert pin_named_target_features(env, host) is None and env == before
     assert pin_named_target_features({"NUMBA_CPU_NAME": "haswell"}, {"avx2": True, "fma": True}) is None
+
+
+def test_the_target_names_intel_avx512_loops_at_256_bits(monkeypatch):
+    """LLVM tunes Intel's AVX-512 CPUs to prefer 256-bit vectors: the recorded
+    target says so, and says AVX-512 once the preference is lifted."""
+    from benchmarks.machine import NO_PREFER_256, full_width_features, numba_target
+
+    monkeypatch.delenv("NUMBA_CPU_FEATURES", raising=False)
+    monkeypatch.setenv("NUMBA_CPU_NAME", "sapphirerapids")
+    assert numba_target() == ("sapphirerapids", "AVX-512, 256-bit loops")
+    monkeypatch.setenv("NUMBA_CPU_NAME", "znver4")
+    assert numba_target() == ("znver4", "AVX-512")
+    monkeypatch.setenv("NUMBA_CPU_NAME", "haswell")
+    assert numba_target() == ("haswell", "AVX2")
+    features = full_width_features({"avx2": True, "avx512f": True, "sse4a": False})
+    assert features == "+avx2,+avx512f,-sse4a," + NO_PREFER_256
+    monkeypatch.setenv("NUMBA_CPU_NAME", "sapphirerapids")
+    monkeypatch.setenv("NUMBA_CPU_FEATURES", features)
+    assert numba_target() == ("sapphirerapids", "AVX-512")

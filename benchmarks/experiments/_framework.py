@@ -210,11 +210,24 @@ def execute(spec, quick, output=DEFAULT_OUTPUT):
 
 
 def forced_target():
-    """The Numba target forced by ``NUMBA_CPU_NAME`` (e.g. ``'haswell'``), or None."""
+    """The Numba target forced by ``NUMBA_CPU_NAME`` (e.g. ``'haswell'``), or
+    ``'512bit'`` when ``NUMBA_CPU_FEATURES`` lifts LLVM's preference for 256-bit
+    vectors on the host (:func:`benchmarks.machine.full_width_features`), or None."""
     import os
 
+    from benchmarks.machine import NO_PREFER_256
+
     name = os.environ.get("NUMBA_CPU_NAME", "").strip()
-    return name if name and name != "host" else None
+    if name and name != "host":
+        return name
+    return "512bit" if NO_PREFER_256 in os.environ.get("NUMBA_CPU_FEATURES", "") else None
+
+
+def _command_prefix():
+    target = forced_target()
+    if target == "512bit":
+        return "NUMBA_CPU_FEATURES=$(python -m benchmarks.machine --full-width-features) "
+    return f"NUMBA_CPU_NAME={target} " if target else ""
 
 
 def result_folder(name):
@@ -235,7 +248,7 @@ def _finish(spec, run, quick, seconds, describe, machine_info):
         "name": spec.name, "target": forced_target() or "host", "paper": spec.paper, "source": spec.source, "claim": spec.claim,
         "paper_value": spec.paper_value, "settings": run.settings,
         "mode": "quick" if quick else "full",
-        "command": (f"NUMBA_CPU_NAME={forced_target()} " if forced_target() else "") + command(spec.name, quick),
+        "command": _command_prefix() + command(spec.name, quick),
         "status": v.status, "ours": v.ours, "note": v.note, "measured": v.measured,
         "seconds": round(seconds, 1), "machine": info, "machine_line": describe(info),
         "date": time.strftime("%Y-%m-%d"),
