@@ -165,6 +165,14 @@ def greedy_coordinate_descent(Q, C, tol, max_iter):
     return alpha, max_iter
 
 
+def flush_subnormals(G):
+    """``G`` with its subnormal entries (below the dtype's smallest normal in
+    magnitude) set to zero; NaN and infinities unchanged."""
+    out = G.copy()
+    out[np.abs(G) < np.finfo(G.dtype).tiny] = 0
+    return out
+
+
 def svm_dual_violation(Q, y, alpha, C):
     """LIBSVM's stopping measure ``m(a) - M(a)`` of the dual with a free bias
     (``min a^T Q a / 2 - sum a``, ``y^T a = 0``, ``0 <= a <= C``): the largest

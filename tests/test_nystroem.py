@@ -7,10 +7,10 @@ from sklearn.preprocessing import StandardScaler
 
 from kernelmaps import Nystroem, datasets, relative_frobenius_error
 from kernelmaps._kernels import KERNEL_CODES, kernel_block
-from kernelmaps.nystroem import _ridge_leverage_scores
+from kernelmaps.nystroem import _flush_subnormals, _ridge_leverage_scores
 
 from kernel_checks import assert_within_bound_and_a_wrong_bandwidth_fails, gram_error
-from naive import kernel_matrix
+from naive import flush_subnormals, kernel_matrix
 
 
 @pytest.mark.parametrize("kernel", sorted(KERNEL_CODES))
@@ -155,3 +155,29 @@ def test_leverage_landmarks_are_distinct_training_rows(cloud):
 def test_bad_parameters_are_named(params, message, cloud):
     with pytest.raises(ValueError, match=message):
         Nystroem(10, **params).fit(cloud)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_flush_subnormals_matches_numpy_and_keeps_nan(dtype):
+    tiny = np.finfo(dtype).tiny
+    G = np.array([[1.0, tiny, tiny / 2, -tiny / 8, 0.0], [np.nan, -np.inf, 3e-3, -tiny, tiny / 1e3]], dtype=dtype)
+    expected = flush_subnormals(G)
+    _flush_subnormals(G, tiny)
+    np.testing.assert_array_equal(G, expected)
+    assert np.isnan(G[1, 0]) and G[1, 1] == -np.inf and G[0, 2] == 0 and G[0, 1] == tiny
+
+
+def test_a_kernel_block_of_subnormals_gives_the_unflushed_features(monkeypatch):
+    """Far landmarks make a Gaussian block of subnormals (float32 < 1.2e-38):
+    flushing them changes no feature beyond float32 rounding."""
+    import kernelmaps.nystroem as module
+
+    rng = np.random.default_rng(4)
+    X = np.concatenate([rng.standard_normal((150, 2)), rng.standard_normal((150, 2)) + 4.0]).astype(np.float32)
+    ny = Nystroem(200, gamma=6.0, random_state=0).fit(X)
+    K = kernel_matrix(X.astype(np.float64), ny.components_, "gaussian", 6.0).astype(np.float32)
+    assert np.mean((K != 0) & (np.abs(K) < np.finfo(np.float32).tiny)) > 0.001
+    flushed = ny.transform(X)
+    monkeypatch.setattr(module, "_flush_subnormals", lambda G, tiny: None)
+    kept = ny.transform(X)
+    np.testing.assert_allclose(flushed, kept, rtol=0, atol=1e-6 * np.abs(kept).max())
