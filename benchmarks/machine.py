@@ -163,7 +163,9 @@ def git_commit(root=None):
     try:
         head = subprocess.run(["git", "rev-parse", "--short=8", "HEAD"], cwd=root, text=True,
                               capture_output=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+        # the experiments' own result files change with every run: they do not make the code dirty
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":(exclude)benchmarks/experiments/results"], cwd=root,
                                text=True, capture_output=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None
