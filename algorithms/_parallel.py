@@ -212,11 +212,13 @@ class ThreadScratch:
     def __init__(self):
         self._local = threading.local()
 
-    def get(self, key, shape, dtype):
-        """A C-contiguous ``shape`` array of ``dtype`` (contents undefined)."""
+    def get(self, key, shape, dtype, zeroed=False):
+        """A C-contiguous ``shape`` array of ``dtype``: contents undefined, or with
+        ``zeroed``, zero when first allocated and then as its user left it (a
+        kernel that keeps its own record of what it wrote can then clear only that)."""
         size = math.prod(shape)
         buf = getattr(self._local, key, None)
         if buf is None or buf.size < size or buf.dtype != dtype:
-            buf = np.empty(size, dtype=dtype)
+            buf = (np.zeros if zeroed else np.empty)(size, dtype=dtype)
             setattr(self._local, key, buf)
         return buf[:size].reshape(shape)

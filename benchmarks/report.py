@@ -991,7 +991,9 @@ def build_page(run, report, parts, warnings, notes=()):
     simd = env.get("simd")
     bits = env.get("vector_bits")
     if target:
-        detail = ", ".join(x for x in (simd, f"{bits}-bit vectors" if bits else "") if x)
+        # "AVX-512, 256-bit loops" names its loop width already
+        detail = ", ".join(x for x in (simd, f"{bits}-bit vectors" if bits and "-bit" not in (simd or "") else "")
+                           if x)
         target_text = f"{target} ({detail})" if detail else target
     else:
         target_text = "unknown (no bench_machine.Environment result)"

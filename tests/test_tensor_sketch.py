@@ -17,9 +17,33 @@ def test_count_sketches_match_numpy(dtype, rtol, extra):
     X = rng.standard_normal((7, 9))
     hashes = rng.randint(0, 5, size=(3, 9 + extra)).astype(np.int64)  # many collisions
     signs = rng.choice([-1.0, 1.0], size=(3, 9 + extra)) * 0.7
-    C = np.full((7, 3, 5), np.nan, dtype)
+    C = np.zeros((7, 3, 5), dtype)
     _count_sketches(X.astype(dtype), hashes, signs.astype(dtype), C)
     np.testing.assert_allclose(C, naive.count_sketches(X, hashes, signs, 5), rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_count_sketches_clear_what_earlier_rows_left_in_their_bins(sparse):
+    """The kernels clear only the hashed bins of their scratch: reused for new
+    rows (dense, or sparse with other nonzeros), it holds the new sketches only."""
+    import scipy.sparse as sp
+
+    from kernelmaps.tensor_sketch import _count_sketches_csr
+
+    rng = np.random.RandomState(1)
+    hashes = rng.randint(0, 40, size=(2, 7)).astype(np.int64)  # 6 features and the constant
+    signs = rng.choice([-1.0, 1.0], size=(2, 7))
+    C = np.zeros((4, 2, 40))
+    for seed in (2, 3):
+        X = np.random.RandomState(seed).standard_normal((4, 6))
+        X[X < 0.3] = 0  # different nonzeros from one round to the next
+        if sparse:
+            csr = sp.csr_matrix(X)
+            _count_sketches_csr(csr.indptr.astype(np.int64), csr.indices.astype(np.int64), csr.data, 0, 6,
+                                hashes, signs, C)
+        else:
+            _count_sketches(X, hashes, signs, C)
+        np.testing.assert_allclose(C, naive.count_sketches(X, hashes, signs, 40), rtol=1e-12, atol=1e-12)
 
 
 def test_map_is_the_circular_convolution_of_the_sketches():
