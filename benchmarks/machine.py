@@ -64,11 +64,16 @@ def _simd_of_features(features):
 _AVX512_FEATURES = ("avx512", "evex512", "avx10", "amx")
 
 
+def feature_string(features):
+    """An LLVM feature string (``'+avx2,-sse4a,...'``) of ``features`` (name -> enabled)."""
+    return ",".join(("+" if enabled else "-") + name for name, enabled in sorted(features.items()))
+
+
 def features_without_avx512(host_features):
     """An LLVM feature string: ``host_features`` (name -> enabled) with every
     AVX-512 feature turned off."""
-    return ",".join(("-" if name.startswith(_AVX512_FEATURES) or not enabled else "+") + name
-                    for name, enabled in sorted(host_features.items()))
+    return feature_string({name: enabled and not name.startswith(_AVX512_FEATURES)
+                           for name, enabled in host_features.items()})
 
 
 def pin_named_target_features(environ=None, host_features=None):
@@ -115,11 +120,12 @@ def numba_target():
 
     name = os.environ.get("NUMBA_CPU_NAME", "").strip()
     features = os.environ.get("NUMBA_CPU_FEATURES", "").strip()
+    host = binding.get_host_cpu_name()
     if not name or name == "host":
-        name = binding.get_host_cpu_name()
+        name = host
     if features:
         simd = _simd_of_features(features)
-    elif name == binding.get_host_cpu_name():
+    elif name == host:
         simd = _simd_of_features(binding.get_host_cpu_features())
     elif name.lower().startswith(_AVX512_NAMES):
         simd = "AVX-512"
@@ -140,7 +146,18 @@ def full_width_features(host_features=None):
         from llvmlite import binding
 
         host_features = dict(binding.get_host_cpu_features())
-    return ",".join(("+" if on else "-") + f for f, on in sorted(host_features.items())) + "," + NO_PREFER_256
+    return feature_string(host_features) + "," + NO_PREFER_256
+
+
+def forced_target():
+    """The Numba target forced by ``NUMBA_CPU_NAME`` (e.g. ``'haswell'``), or
+    ``'512bit'`` when ``NUMBA_CPU_FEATURES`` lifts LLVM's preference for 256-bit
+    vectors on the host (:func:`full_width_features`), or None. Results measured
+    under a forced target are filed apart from the native ones under this name."""
+    name = os.environ.get("NUMBA_CPU_NAME", "").strip()
+    if name and name != "host":
+        return name
+    return "512bit" if NO_PREFER_256 in os.environ.get("NUMBA_CPU_FEATURES", "") else None
 
 
 def blas():

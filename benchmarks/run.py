@@ -35,7 +35,7 @@ _PROGRESS = re.compile(r"^\[\s*([\d.]+)%\]\s+·+\s+(.*?)\s*$")
 
 def machine_name():
     """The asv machine name: the host name, plus the Numba target when one is forced."""
-    from benchmarks.experiments._framework import forced_target
+    from benchmarks.machine import forced_target
 
     host = socket.gethostname().split(".")[0] or "machine"
     target = forced_target()

@@ -66,7 +66,8 @@ def inspect_target(target):
     ``'host-512bit'`` for it without LLVM's preference for 256-bit vectors)."""
     from llvmlite import binding
 
-    from benchmarks.machine import _AVX512_FEATURES, _AVX512_NAMES, features_without_avx512, full_width_features
+    from benchmarks.machine import (_AVX512_FEATURES, _AVX512_NAMES, feature_string, features_without_avx512,
+                                    full_width_features)
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CPU")}
     host = dict(binding.get_host_cpu_features())
@@ -75,8 +76,7 @@ def inspect_target(target):
     elif target != "host":
         env["NUMBA_CPU_NAME"] = target
         if target.lower().startswith(_AVX512_NAMES):
-            on = ",".join(("+" if enabled else "-") + f for f, enabled in sorted(host.items())
-                          if not f.startswith(_AVX512_FEATURES))
+            on = feature_string({f: enabled for f, enabled in host.items() if not f.startswith(_AVX512_FEATURES)})
             env["NUMBA_CPU_FEATURES"] = on + "," + AVX512_FEATURES
         else:
             env["NUMBA_CPU_FEATURES"] = features_without_avx512(host)

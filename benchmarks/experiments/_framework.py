@@ -26,6 +26,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.machine import forced_target
+
 #: Where results go unless ``--out`` says otherwise (kept in git: the README's
 #: "Measured" table is generated from these files).
 DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results"
@@ -207,20 +209,6 @@ def execute(spec, quick, output=DEFAULT_OUTPUT):
         if scratch.exists():
             shutil.rmtree(scratch)
     return result
-
-
-def forced_target():
-    """The Numba target forced by ``NUMBA_CPU_NAME`` (e.g. ``'haswell'``), or
-    ``'512bit'`` when ``NUMBA_CPU_FEATURES`` lifts LLVM's preference for 256-bit
-    vectors on the host (:func:`benchmarks.machine.full_width_features`), or None."""
-    import os
-
-    from benchmarks.machine import NO_PREFER_256
-
-    name = os.environ.get("NUMBA_CPU_NAME", "").strip()
-    if name and name != "host":
-        return name
-    return "512bit" if NO_PREFER_256 in os.environ.get("NUMBA_CPU_FEATURES", "") else None
 
 
 def _command_prefix():
