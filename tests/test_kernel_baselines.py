@@ -79,8 +79,7 @@ def test_swapping_two_variables_permutes_every_array_and_the_cached_columns():
     cache, slot_of, slot_owner, last_used, col_len = cache_state(n, 4)
     for clock, (i, length) in enumerate([(2, n), (9, 20), (25, 12), (4, 5)]):
         _kernel_column(i, length, X, sq, 0, 0.3, 1.0, 2, cache, slot_of, slot_owner, last_used, col_len, clock)
-    vectors = [rng.standard_normal(n) for _ in range(6)]  # y, alpha, G, G_bar, k_diag stand-ins, sq
-    y, alpha, G, G_bar, k_diag = vectors[:5]
+    y, alpha, G, G_bar, k_diag = (rng.standard_normal(n) for _ in range(5))  # stand-ins
     originals = [v.copy() for v in (sq, y, alpha, G, G_bar, k_diag)]
     X0, perm = X.copy(), np.arange(n)
     for i, j in [(4, 9), (7, 15), (12, 25)]:
@@ -98,9 +97,9 @@ def test_swapping_two_variables_permutes_every_array_and_the_cached_columns():
     assert col_len[slot_of[4]] == 12 and col_len[slot_of[9]] == 4 and col_len[slot_of[2]] == n
 
 
-def smo_problem(n, C, gamma, seed=0):
-    """A noisy two-class problem whose SMO runs well past LIBSVM's first
-    shrinking (``min(n, 1000)`` steps)."""
+def smo_problem(n, seed=0):
+    """A noisy two-class problem whose SMO at C = 100, gamma = 2 runs well past
+    LIBSVM's first shrinking (``min(n, 1000)`` steps)."""
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, 2))
     y = np.where(np.sin(2 * X[:, 0]) + X[:, 1] + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
@@ -125,7 +124,7 @@ def run_smo(X, y, C, gamma, shrinking, tol=1e-3, n_slots=None):
 
 @pytest.mark.parametrize("n_slots", [2, None])
 def test_shrinking_smo_reaches_the_same_optimum(n_slots):
-    X, y = smo_problem(1500, 100.0, 2.0)
+    X, y = smo_problem(1500)
     K = exact_kernel(X, kernel="gaussian", gamma=2.0)
     Q = np.outer(y, y) * K
     plain, rho_plain, it_plain, perm_plain, _ = run_smo(X, y, 100.0, 2.0, False, n_slots=n_slots)
@@ -148,7 +147,7 @@ def test_shrinking_smo_reaches_the_same_optimum(n_slots):
 def test_shrinking_matches_libsvm():
     from sklearn.svm import SVC
 
-    X, y = smo_problem(1500, 100.0, 2.0, seed=1)
+    X, y = smo_problem(1500, seed=1)
     ours = KernelSVC(C=100.0, gamma=2.0, tol=1e-5).fit(X, y)
     theirs = SVC(C=100.0, gamma=2.0, tol=1e-5).fit(X, y)
     np.testing.assert_allclose(ours.intercept_, theirs.intercept_, atol=1e-3)

@@ -148,23 +148,25 @@ def kernel_svc_speed(run):
     X_train, X_test = scaler.transform(data.X_train), scaler.transform(data.X_test)
     gamma = 1.0 / X_train.shape[1]
     C = s["C"]
+
+    def ours(multi_class, **params):
+        return lambda: KernelSVC(C=C, gamma=gamma, multi_class=multi_class, **params)
+
     workloads = {
         "ovo": {
-            "KernelSVC second_order": lambda: KernelSVC(C=C, gamma=gamma, multi_class="ovo"),
-            "KernelSVC second_order, no shrinking": lambda: KernelSVC(C=C, gamma=gamma, multi_class="ovo",
-                                                                      shrinking=False),
+            "KernelSVC second_order": ours("ovo"),
+            "KernelSVC second_order, no shrinking": ours("ovo", shrinking=False),
             "sklearn SVC": lambda: SVC(C=C, gamma=gamma),
-            "KernelSVC greedy": lambda: KernelSVC(C=C, gamma=gamma, multi_class="ovo", selection="greedy"),
+            "KernelSVC greedy": ours("ovo", selection="greedy"),
         },
         "ovr": {
-            "KernelSVC second_order": lambda: KernelSVC(C=C, gamma=gamma, multi_class="ovr"),
-            "KernelSVC second_order, no shrinking": lambda: KernelSVC(C=C, gamma=gamma, multi_class="ovr",
-                                                                      shrinking=False),
+            "KernelSVC second_order": ours("ovr"),
+            "KernelSVC second_order, no shrinking": ours("ovr", shrinking=False),
             "sklearn SVC": lambda: OneVsRestClassifier(SVC(C=C, gamma=gamma)),
         },
     }
     for selection in ("second_order", "greedy"):  # compilation
-        KernelSVC(C=C, gamma=gamma, multi_class="ovo", selection=selection).fit(X_train[:300], data.y_train[:300])
+        ours("ovo", selection=selection)().fit(X_train[:300], data.y_train[:300])
     rows, accuracy = [], {}
     for multi_class, sides in workloads.items():
         repeats = s["repeats"] if multi_class == "ovo" else s["ovr_repeats"]
