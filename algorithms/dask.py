@@ -130,10 +130,19 @@ def _output_dtype(X):
     return np.dtype(np.float32 if X.dtype == np.float32 else np.float64)
 
 
-def _known_rows(X):
-    """``X`` with its row count known (Dask arrays from filtering have NaN chunk sizes)."""
+def _known_rows(X, name="X"):
+    """``X`` itself, refused with the fix when its row chunks have unknown sizes.
+
+    Boolean indexing (``X[X[:, 0] > 0]``) leaves NaN chunk sizes. Learning them means
+    computing every chunk of ``X``, a whole extra pass over data that may live out of
+    core, so the user decides: ``compute_chunk_sizes()`` once, or persist first.
+    """
     if any(math.isnan(size) for size in X.chunks[0]):
-        X = X.compute_chunk_sizes()
+        raise ValueError(
+            f"{name} has unknown chunk sizes along its rows (as after boolean indexing such as "
+            f"{name}[{name}[:, 0] > 0]), and kernelmaps needs the row count here. Call "
+            f"{name} = {name}.compute_chunk_sizes() first: it computes {name}'s chunks once to "
+            f"count their rows (persist {name} before it to avoid computing them twice)")
     return X
 
 
@@ -311,6 +320,8 @@ def _merge_equations(*parts):
 
 
 def _as_targets(y, row_chunks, n_rows):
+    if is_dask_array(y):
+        _known_rows(y, "y")
     if len(y) != n_rows:
         raise ValueError(f"X has {n_rows} rows but y has {len(y)}")
     if is_dask_array(y):

@@ -143,6 +143,26 @@ def test_bad_dask_input_gets_a_clear_error(rows, client):
         kernelmaps.KernelSVC().fit(da.from_array(X, chunks=(100, -1)), rows[1])
 
 
+def test_unknown_chunk_sizes_get_the_fix_in_the_message(rows):
+    X, labels = rows
+    lazy = da.from_array(X, chunks=(100, -1))
+    filtered = lazy[lazy[:, 0] > 0]  # boolean indexing: NaN row-chunk sizes
+    fitted = RandomFourierFeatures(n_components=16, random_state=0).fit(X)
+    calls = {
+        "fit": lambda: RandomFourierFeatures(n_components=16, random_state=0).fit(filtered),
+        "transform": lambda: fitted.transform(filtered),
+        "fit_learner": lambda: kdask.fit_learner(LeastSquaresRegressor(), filtered, filtered[:, 1],
+                                                 feature_map=fitted),
+    }
+    for what, call in calls.items():
+        with pytest.raises(ValueError, match=r"X has unknown chunk sizes.*X.compute_chunk_sizes\(\)"):
+            call()
+    with pytest.raises(ValueError, match=r"y has unknown chunk sizes.*y.compute_chunk_sizes\(\)"):
+        kdask.fit_learner(LeastSquaresRegressor(), lazy, lazy[lazy[:, 0] > 0, 1], feature_map=fitted)
+    known = filtered.compute_chunk_sizes()  # the fix the message names works
+    np.testing.assert_array_equal(fitted.transform(known).compute(), fitted.transform(X[X[:, 0] > 0]))
+
+
 # ----------------------------------------------------------------- fit on a sample
 
 
