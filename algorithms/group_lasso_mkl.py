@@ -498,6 +498,12 @@ def fista(products, bounds, alpha, W, intercept, *, lipschitz, max_iter, tol, sc
             if np.all(loss_n <= model + 1e-12 * np.abs(model)):
                 break
             L, Lb = 2.0 * L, 2.0 * Lb
+            if not (np.isfinite(L) and np.isfinite(Lb)):
+                # no step size decreases a loss that is NaN or infinite: stop, don't spin
+                raise FloatingPointError(
+                    "FISTA diverged: its step constant overflowed because the loss is not finite "
+                    f"(loss {loss_n.tolist()} at the trial point); the features or targets are too "
+                    "large for float64: scale them")
         history.append(float((loss_n + alpha * norms.sum(axis=0)).sum()))
         mapping = L * _group_norms(step, bounds)
         residual = max(float(mapping.max(initial=0.0)), float(Lb * np.abs(step_b).max())) / scale

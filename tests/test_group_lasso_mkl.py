@@ -10,7 +10,7 @@ from kernelmaps import (GroupLassoMKLClassifier, GroupLassoMKLRegressor,
                         RandomFourierFeatures)
 from kernelmaps.datasets import make_planted_groups
 from kernelmaps.exact_mkl import solve_l1_mkl
-from kernelmaps.group_lasso_mkl import (_GramProducts, _Loss, _Products, group_soft_threshold,
+from kernelmaps.group_lasso_mkl import (_GramProducts, _Loss, _Products, fista, group_soft_threshold,
                                         solve_group_lasso)
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -387,3 +387,25 @@ def test_wrong_task_labels_and_loss_parameters():
             X, X[:, 0])
     with pytest.raises(ValueError, match="one map per group"):
         GroupLassoMKLRegressor([0, 0, 1, 1], maps=[fitted], alpha=0.01).fit(X, X[:, 0])
+
+
+class _NonFiniteLoss:
+    """Products whose loss is NaN everywhere: no step size can decrease it."""
+
+    def internal_intercept(self, W, intercept):
+        return intercept
+
+    def image_and_loss(self, W, intercept):
+        return None, np.full(W.shape[1], np.nan)
+
+    def loss_and_gradient(self, W, intercept, Z):
+        return np.full(W.shape[1], np.nan), np.ones_like(W), np.zeros(W.shape[1])
+
+    def intercept(self, W, intercept):
+        return intercept
+
+
+def test_fista_on_a_non_finite_loss_raises_instead_of_spinning():
+    with pytest.raises(FloatingPointError, match="FISTA diverged.*not finite"):
+        fista(_NonFiniteLoss(), np.array([0, 2]), 0.1, np.zeros((2, 1)), np.zeros(1), lipschitz=(1.0, 1.0),
+              max_iter=5, tol=1e-6, scale=1.0)
