@@ -1,0 +1,1 @@
+"""Numerical solvers shared by the learners: they take arrays and operators, never estimators."""
