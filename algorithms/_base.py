@@ -19,9 +19,13 @@ from sklearn.utils.validation import check_is_fitted
 from ._fastmath import all_finite
 from ._kernels import exact_kernel
 from ._parallel import MAX_BLOCK_BYTES, ThreadScratch, block_rows, n_worker_threads, run_row_blocks  # noqa: F401
-from ._validation import (FLOAT_DTYPES, FeatureOverflowError, check_choice, check_fits_in_memory,  # noqa: F401
-                          check_float_array, check_input, check_integer, check_n_components, check_positive,
-                          clear_fitted_state, dask_support, format_bytes, is_dask_array)
+from ._validation import (FeatureOverflowError, check_fits_in_memory, check_float_array, check_n_components,
+                          clear_fitted_state, dask_support, is_dask_array)
+
+# Transitional, until kernel_ridge, kernel_svc and least_squares import them from
+# ._validation: all three take check_positive through this module, kernel_svc
+# also check_choice and check_n_components (the latter imported above for use here).
+from ._validation import check_choice, check_positive  # noqa: F401
 
 #: name -> class, filled as the algorithm modules are imported.
 REGISTRY: dict = {}
@@ -229,8 +233,8 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
 
     * ``_fit(X, rng)``: draw or learn the map from validated ``X`` (float32 or
       float64; a canonical CSR matrix when the input is sparse, see
-      :func:`check_input`) and a ``numpy.random.RandomState``; set fitted
-      attributes ending in ``_``. It must not depend on the thread count. A map
+      :func:`kernelmaps._validation.check_input`) and a ``numpy.random.RandomState``;
+      set fitted attributes ending in ``_``. It must not depend on the thread count. A map
       that needs dense rows at fit densifies what it reads (e.g.
       :func:`bandwidth_input`).
     * ``_transform_block(X, out, context)``: write the features of the rows ``X`` into the
@@ -266,7 +270,7 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
     #: is a product with ``X``); otherwise sparse blocks are densified for it.
     accepts_sparse_blocks: ClassVar[bool] = False
     #: Sparse input to a validation that does not ask for CSR (a subclass's own
-    #: ``fit``, ``kernel``) is densified (see :func:`check_input`).
+    #: ``fit``, ``kernel``) is densified (see :func:`kernelmaps._validation.check_input`).
     _sparse_input: ClassVar[str] = "densify"
 
     def fit(self, X, y=None):
