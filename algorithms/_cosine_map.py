@@ -12,9 +12,10 @@ import math
 import numpy as np
 from numba import njit
 
-from ._base import FeatureMap, bandwidth_input, product_into
+from ._base import FeatureMap
 from ._fastmath import FASTMATH, row_needs_libm, trig_limit, vcos, vscaled_cos, vsincos
 from ._kernels import resolve_gamma
+from ._rows import bandwidth_input, product_into
 from ._validation import check_choice
 
 
