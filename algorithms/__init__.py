@@ -21,6 +21,7 @@ from ._base import FeatureMap, KernelName, RegisteredEstimator  # noqa: F401  (t
 from ._hadamard import fwht
 from ._kernels import KERNELS, exact_kernel, resolve_gamma  # noqa: F401
 from ._metrics import kernel_mse, nrmse, relative_frobenius_error
+from ._sparse_map import SparseFeatureMap  # noqa: F401  (the extension API for sparse output)
 
 try:
     __version__ = version("kernelmaps")

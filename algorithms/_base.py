@@ -1,8 +1,9 @@
-"""The feature-map base class, the estimator registry and input validation.
+"""The feature-map base classes and the estimator registry.
 
-Every estimator of the library subclasses :class:`FeatureMap` (or, for learners and
-exact baselines, :class:`RegisteredEstimator`) and declares its registry metadata as
-class attributes. Defining a class with a ``name`` registers it: the contract tests
+Every estimator of the library subclasses :class:`FeatureMap` (dense output),
+:class:`~kernelmaps._sparse_map.SparseFeatureMap` (sparse output) or, for learners
+and exact baselines, :class:`RegisteredEstimator`, and declares its registry
+metadata as class attributes. Defining a class with a ``name`` registers it: the contract tests
 and the asv suite are generated from :data:`REGISTRY`, so a new algorithm gets them
 without editing a test.
 """
@@ -19,9 +20,14 @@ from sklearn.utils.validation import check_is_fitted
 from ._fastmath import all_finite
 from ._kernels import exact_kernel
 from ._parallel import MAX_BLOCK_BYTES, ThreadScratch, block_rows, n_worker_threads, run_row_blocks  # noqa: F401
-from ._validation import (FLOAT_DTYPES, FeatureOverflowError, check_choice, check_fits_in_memory,  # noqa: F401
-                          check_float_array, check_input, check_integer, check_n_components, check_positive,
-                          clear_fitted_state, dask_support, format_bytes, is_dask_array)
+from ._rows import dense_rows, densify_rows
+from ._validation import (FeatureOverflowError, check_fits_in_memory, check_float_array, check_n_components,
+                          clear_fitted_state, dask_support, is_dask_array)
+
+# Transitional, until kernel_ridge, kernel_svc and least_squares import them from
+# ._validation: all three take check_positive through this module, kernel_svc
+# also check_choice and check_n_components (the latter imported above for use here).
+from ._validation import check_choice, check_positive  # noqa: F401
 
 #: name -> class, filled as the algorithm modules are imported.
 REGISTRY: dict = {}
@@ -173,100 +179,20 @@ class KernelParameter:
         obj.__dict__[self.slot] = value
 
 
-def densify_rows(X, out):
-    """``out <- X`` for a sparse row block ``X``, into a preallocated dense buffer.
+class RowBlockMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """What :class:`FeatureMap` and :class:`~kernelmaps._sparse_map.SparseFeatureMap` share.
 
-    scipy zeroes ``out`` and scatters the entries: a block's densified copy
-    reuses one scratch buffer instead of a fresh allocation per block.
-    """
-    return X.toarray(out=out)
-
-
-def dense_rows(X, rows):
-    """``X[rows]`` as a dense array: a few rows (landmarks, a candidate pool, a
-    row to report), never all of a sparse ``X``."""
-    selected = X[rows]
-    return selected.toarray() if sp.issparse(selected) else selected
-
-
-def product_into(X, W, out):
-    """``out <- X @ W`` for a dense ``W`` and a dense or sparse row block ``X``.
-
-    Dense ``X``: one BLAS product written in place. Sparse ``X``: scipy's
-    sparse-dense product (``O(nnz(X) W.shape[1])``, as scikit-learn's
-    ``RBFSampler`` does), which allocates its result, so one block-sized
-    temporary: the working set stays bounded by the block.
-    """
-    if sp.issparse(X):
-        out[...] = X @ W
-    else:
-        np.matmul(X, W, out=out)
-    return out
-
-
-def bandwidth_input(gamma, X):
-    """``X`` as :func:`kernelmaps.resolve_gamma` can read it: a dense array.
-
-    Only a heuristic name reads ``X`` (a number is used as it is), and the
-    heuristics read a dense array (``'scale'`` the variance of every entry), so
-    a sparse ``X`` is densified here, at fit time and only then, which gives the
-    same bandwidth as the dense input bit for bit. A numeric ``gamma`` keeps
-    sparse input sparse throughout.
-    """
-    if not (isinstance(gamma, str) and sp.issparse(X)):
-        return X
-    check_fits_in_memory(
-        X.shape[0] * X.shape[1] * X.dtype.itemsize, f"gamma={gamma!r} with sparse X",
-        "the dense copy of X its heuristic reads (pass a numeric gamma to keep X sparse)",
-    )
-    return X.toarray()
-
-
-class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
-    """Base class of the explicit feature maps ``Z: R^d -> R^D``.
-
-    Subclasses store their constructor parameters unchanged and implement
-
-    * ``_fit(X, rng)``: draw or learn the map from validated ``X`` (float32 or
-      float64; a canonical CSR matrix when the input is sparse, see
-      :func:`check_input`) and a ``numpy.random.RandomState``; set fitted
-      attributes ending in ``_``. It must not depend on the thread count. A map
-      that needs dense rows at fit densifies what it reads (e.g.
-      :func:`bandwidth_input`).
-    * ``_transform_block(X, out, context)``: write the features of the rows ``X`` into the
-      preallocated ``out`` (``X.dtype``, shape ``(len(X), n_components)``). It runs
-      on worker threads (:func:`run_row_blocks`) with BLAS limited to one thread,
-      so it must be thread-safe and call serial ``nogil`` kernels. ``X`` is a
-      dense block, or a CSR block when the class sets
-      ``accepts_sparse_blocks = True``. It returns ``True`` only when its own
-      kernels have established that every output of the block is finite (the
-      cosine epilogue does, at no cost); otherwise (``None``) the base class
-      checks the block for non-finite features while it is still in cache.
-    * ``_prepare_transform(dtype)`` (optional): per-call set-up shared by the blocks,
-      returned as the ``context`` argument; it must not modify the estimator.
-    * ``_block_elements_per_row()``: working elements (of the dtype) one row needs in
-      ``_transform_block`` beyond ``out``, used to size the blocks.
-    * ``kernel(X, Y=None)``: the exact kernel the map approximates.
-
-    The base class validates input, keeps float32 as float32, sizes row blocks so
-    that peak memory is the output plus at most :data:`MAX_BLOCK_BYTES` of scratch
-    per worker thread, and checks
-    ``n_components`` is the exact output width. ``get_feature_names_out`` names
-    the ``n_components_`` outputs after the class (``randomfourierfeatures0``,
-    ...), so ``set_output(transform="pandas")`` works.
-
-    Sparse input (any scipy format, kept as CSR) is accepted by every map and
-    the output is always dense. Maps whose first step is a product with ``X``
-    set ``accepts_sparse_blocks = True`` and receive sparse row blocks; for the
-    others ``transform`` densifies one row block at a time into a scratch
-    buffer, so that ``X`` itself is never densified.
+    They differ only in where ``transform`` stores the features of a row block.
+    This holds the rest once: ``fit`` with its validation and memory plan, the
+    loop over row blocks, the overflow report, the feature names and the exact
+    kernel. Subclass one of the two, not this class.
     """
 
     #: Whether ``_transform_block`` takes a CSR row block (the map's first step
     #: is a product with ``X``); otherwise sparse blocks are densified for it.
     accepts_sparse_blocks: ClassVar[bool] = False
     #: Sparse input to a validation that does not ask for CSR (a subclass's own
-    #: ``fit``, ``kernel``) is densified (see :func:`check_input`).
+    #: ``fit``, ``kernel``) is densified (see :func:`kernelmaps._validation.check_input`).
     _sparse_input: ClassVar[str] = "densify"
 
     def fit(self, X, y=None):
@@ -330,54 +256,29 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
             f"the fitted map (n_features={n_features}) and one row block per worker thread",
         )
 
-    def transform(self, X):
-        """Map ``X`` to the feature space.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        Z : ndarray of shape (n_samples, n_components)
-            float32 if ``X`` is float32, float64 otherwise; dense for sparse ``X``
-            too (a DataFrame under ``set_output(transform="pandas")``). A
-            row-chunked Dask array gives a lazy Dask array, chunk by chunk
-            (:func:`kernelmaps.dask.transform`).
-
-        Raises
-        ------
-        FeatureOverflowError
-            If a feature is not finite in the working dtype (the input's
-            magnitude combined with the map's parameters overflows).
-        """
-        if is_dask_array(X):
-            return dask_support().transform(self, X)
+    def _validated_transform_input(self, X):
+        """``X`` checked against the fitted map, as ``transform`` reads it."""
         check_is_fitted(self)
         X = check_float_array(self, X, reset=False, accept_sparse=True)
         self._check_transform_input(X)
-        n, d = X.shape
-        out = np.empty((n, self.n_components_), dtype=X.dtype)
+        return X
+
+    def _map_row_blocks(self, X, store):
+        """Call ``store(start, stop, block, context)`` on the worker threads for every
+        row block ``X[start:stop]`` of validated ``X`` (densified, one block at a time,
+        unless the class accepts sparse blocks); ``context`` is ``_prepare_transform``'s."""
         densify = sp.issparse(X) and not self.accepts_sparse_blocks
-        step = self._block_step(X.dtype, d, densify)
+        step = self._block_step(X.dtype, X.shape[1], densify)
         context = self._prepare_transform(X.dtype)
         dense_blocks = ThreadScratch() if densify else None
-        overflowed = []
 
         def work(start, stop):
             block = X[start:stop]
             if densify:
                 block = densify_rows(block, dense_blocks.get("rows", block.shape, X.dtype))
-            known_finite = self._transform_block(block, out[start:stop], context)
-            # checked while the block is still in cache: one cheap pass, unless
-            # the block's own epilogue has already established it
-            if known_finite is not True and not all_finite(out[start:stop]):
-                overflowed.append(start)
+            store(start, stop, block, context)
 
-        run_row_blocks(n, step, work)
-        if overflowed:
-            self._raise_overflow(X, out, min(overflowed))
-        return out
+        run_row_blocks(X.shape[0], step, work)
 
     def _block_step(self, dtype, n_features, densify=False):
         """Rows per block of ``transform``: blocks start at multiples of it.
@@ -462,3 +363,84 @@ class FeatureMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transform
         X = check_float_array(self, X, reset=False)
         Y = None if Y is None else check_float_array(self, Y, reset=False)
         return exact_kernel(X, Y, **kernel_params)
+
+
+class FeatureMap(RowBlockMap):
+    """Base class of the explicit feature maps ``Z: R^d -> R^D``.
+
+    Subclasses store their constructor parameters unchanged and implement
+
+    * ``_fit(X, rng)``: draw or learn the map from validated ``X`` (float32 or
+      float64; a canonical CSR matrix when the input is sparse, see
+      :func:`kernelmaps._validation.check_input`) and a ``numpy.random.RandomState``;
+      set fitted attributes ending in ``_``. It must not depend on the thread count. A map
+      that needs dense rows at fit densifies what it reads (e.g.
+      :func:`kernelmaps._rows.bandwidth_input`).
+    * ``_transform_block(X, out, context)``: write the features of the rows ``X`` into the
+      preallocated ``out`` (``X.dtype``, shape ``(len(X), n_components)``). It runs
+      on worker threads (:func:`run_row_blocks`) with BLAS limited to one thread,
+      so it must be thread-safe and call serial ``nogil`` kernels. ``X`` is a
+      dense block, or a CSR block when the class sets
+      ``accepts_sparse_blocks = True``. It returns ``True`` only when its own
+      kernels have established that every output of the block is finite (the
+      cosine epilogue does, at no cost); otherwise (``None``) the base class
+      checks the block for non-finite features while it is still in cache.
+    * ``_prepare_transform(dtype)`` (optional): per-call set-up shared by the blocks,
+      returned as the ``context`` argument; it must not modify the estimator.
+    * ``_block_elements_per_row()``: working elements (of the dtype) one row needs in
+      ``_transform_block`` beyond ``out``, used to size the blocks.
+    * ``kernel(X, Y=None)``: the exact kernel the map approximates.
+
+    The base class validates input, keeps float32 as float32, sizes row blocks so
+    that peak memory is the output plus at most :data:`MAX_BLOCK_BYTES` of scratch
+    per worker thread, and checks
+    ``n_components`` is the exact output width. ``get_feature_names_out`` names
+    the ``n_components_`` outputs after the class (``randomfourierfeatures0``,
+    ...), so ``set_output(transform="pandas")`` works.
+
+    Sparse input (any scipy format, kept as CSR) is accepted by every map and
+    the output is always dense (maps with sparse output subclass
+    :class:`~kernelmaps._sparse_map.SparseFeatureMap`). Maps whose first step is
+    a product with ``X`` set ``accepts_sparse_blocks = True`` and receive sparse
+    row blocks; for the others ``transform`` densifies one row block at a time
+    into a scratch buffer, so that ``X`` itself is never densified.
+    """
+
+    def transform(self, X):
+        """Map ``X`` to the feature space.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, n_components)
+            float32 if ``X`` is float32, float64 otherwise; dense for sparse ``X``
+            too (a DataFrame under ``set_output(transform="pandas")``). A
+            row-chunked Dask array gives a lazy Dask array, chunk by chunk
+            (:func:`kernelmaps.dask.transform`).
+
+        Raises
+        ------
+        FeatureOverflowError
+            If a feature is not finite in the working dtype (the input's
+            magnitude combined with the map's parameters overflows).
+        """
+        if is_dask_array(X):
+            return dask_support().transform(self, X)
+        X = self._validated_transform_input(X)
+        out = np.empty((X.shape[0], self.n_components_), dtype=X.dtype)
+        overflowed = []
+
+        def store(start, stop, block, context):
+            known_finite = self._transform_block(block, out[start:stop], context)
+            # checked while the block is still in cache: one cheap pass, unless
+            # the block's own epilogue has already established it
+            if known_finite is not True and not all_finite(out[start:stop]):
+                overflowed.append(start)
+
+        self._map_row_blocks(X, store)
+        if overflowed:
+            self._raise_overflow(X, out, min(overflowed))
+        return out

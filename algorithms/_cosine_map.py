@@ -12,9 +12,11 @@ import math
 import numpy as np
 from numba import njit
 
-from ._base import FeatureMap, bandwidth_input, check_choice, product_into
+from ._base import FeatureMap
 from ._fastmath import FASTMATH, row_needs_libm, trig_limit, vcos, vscaled_cos, vsincos
 from ._kernels import resolve_gamma
+from ._rows import bandwidth_input, product_into
+from ._validation import check_choice
 
 
 #: Columns of one pass of the epilogue. The arguments of a chunk are kept in a

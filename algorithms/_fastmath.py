@@ -132,20 +132,37 @@ _E5_F = _F(1.3981999507e-3)
 _E6_F = _F(1.9875691500e-4)
 
 
-@intrinsic
-def _bits_to_float(typingctx, bits):
-    """Reinterpret the bits of an int64 (int32) as a float64 (float32)."""
-    if bits == types.int64:
-        sig = types.float64(types.int64)
-    elif bits == types.int32:
-        sig = types.float32(types.int32)
-    else:
-        return None
+#: The integer type of each float's width: a bit cast maps one to the other.
+_SAME_WIDTH_INT = {types.float64: types.int64, types.float32: types.int32}
 
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(signature.return_type))
 
-    return sig, codegen
+def _bitcast_intrinsic(name, targets, doc):
+    """An intrinsic ``name(value)`` reinterpreting the bits of ``value`` as the
+    type ``targets`` maps its type to (of the same width): one LLVM ``bitcast``,
+    no conversion. Other argument types do not type."""
+
+    def typer(typingctx, value):
+        target = targets.get(value)
+        if target is None:
+            return None
+
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(signature.return_type))
+
+        return target(value), codegen
+
+    # intrinsic() takes its name and docstring from the typer, so that typing
+    # errors and help() tell the two apart
+    typer.__name__ = typer.__qualname__ = name
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+_bits_to_float = _bitcast_intrinsic(
+    "_bits_to_float", {i: f for f, i in _SAME_WIDTH_INT.items()},
+    "Reinterpret the bits of an int64 (int32) as a float64 (float32).")
+_float_to_bits = _bitcast_intrinsic(
+    "_float_to_bits", _SAME_WIDTH_INT, "Reinterpret the bits of a float64 (float32) as an int64 (int32).")
 
 
 @njit(cache=True, inline="always")
@@ -157,22 +174,6 @@ def _by_quadrant(q, s, c):
     sin_v = -sin_abs if (q & 2) != 0 else sin_abs
     cos_v = -cos_abs if ((q + 1) & 2) != 0 else cos_abs
     return sin_v, cos_v
-
-
-@intrinsic
-def _float_to_bits(typingctx, x):
-    """Reinterpret the bits of a float64 (float32) as an int64 (int32)."""
-    if x == types.float64:
-        sig = types.int64(types.float64)
-    elif x == types.float32:
-        sig = types.int32(types.float32)
-    else:
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(signature.return_type))
-
-    return sig, codegen
 
 
 # ---------------------------------------------------------------- float64

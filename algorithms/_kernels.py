@@ -1,4 +1,4 @@
-"""Exact kernels, the kernel vocabulary and bandwidth heuristics.
+"""Exact kernels and the kernel vocabulary.
 
 One vocabulary across the library:
 
@@ -44,26 +44,28 @@ spectral density ``prod e^{-|w_j|}/2`` transforms to.
 Gram matrices are one BLAS product (for the squared distances or inner products)
 plus the vectorized Numba epilogue :func:`kernel_block` over row blocks; the L1
 and Cauchy kernels, which have no BLAS form, are computed in it directly. The same
-serial kernel serves Nystroem's transform and the exact SVM's kernel columns.
+serial kernel serves Nystroem's transform and the exact SVM's kernel columns. The
+frames the kernels are evaluated in are in :mod:`kernelmaps._frames`, the
+bandwidth heuristics in :mod:`kernelmaps._bandwidth`.
 
 References
 ----------
 Rahimi, A. and Recht, B. Random features for large-scale kernel machines. NIPS 2007.
 """
 
-import math
 import numbers
 
 import numpy as np
 from numba import njit
-from scipy.spatial.distance import cdist
 
+from ._bandwidth import GAMMA_SAMPLE_SEED, resolve_gamma  # noqa: F401  (the estimators import them from here)
 from ._fastmath import FASTMATH, all_finite, vexp
+from ._frames import (SHIFT_INVARIANT, check_non_negative, check_skewedness, dtype_gamma, frame_gamma,
+                      shift_invariant_frame, skewed_log, to_frame)
 from ._parallel import block_rows, run_row_blocks
 from ._validation import FeatureOverflowError
 
 KERNELS = ("gaussian", "laplacian", "cauchy", "polynomial", "exponential")
-SHIFT_INVARIANT = ("gaussian", "laplacian", "cauchy")
 #: Kernels of ``log(x + skewedness)`` (Li, Ionescu & Sminchisescu, DAGM 2010).
 SKEWED_KERNELS = ("skewed_chi2", "skewed_intersection")
 #: Chi-squared kernels of non-negative histograms.
@@ -73,17 +75,6 @@ _SKEWED_INNER = {"skewed_chi2": "sech", "skewed_intersection": "laplacian"}
 #: Every name :func:`exact_kernel` evaluates.
 ALL_KERNELS = KERNELS + SKEWED_KERNELS + CHI2_KERNELS
 _ALIASES = {"rbf": "gaussian"}
-GAMMA_HEURISTICS = ("scale", "median", "knn50")
-#: Rows the distance heuristics ('median', 'knn50') sample: their pairwise
-#: distances, a 1000 x 1000 float64 matrix (8 MB), then cost the same at any
-#: ``n_samples``.
-GAMMA_SAMPLE_ROWS = 1000
-#: The neighbour whose mean distance sets the 'knn50' bandwidth (Yu et al.'s rule).
-KNN_NEIGHBOUR = 50
-#: Seed of the heuristics' row sample in the estimators that have no
-#: ``random_state`` parameter (the exact kernel baselines): a fixed seed keeps
-#: their ``fit`` deterministic.
-GAMMA_SAMPLE_SEED = 0
 
 
 def canonical_kernel(kernel, allowed=KERNELS):
@@ -366,41 +357,6 @@ def scaled_gram(X, Y, kernel, scales, skewedness):
     return gram_matrix(X, None if same else Y, inner, gamma, 2, 1.0)
 
 
-def check_skewedness(skewedness):
-    """A finite real ``c`` of ``log(x + c)``, as a float."""
-    if isinstance(skewedness, (bool, np.bool_)) or not isinstance(skewedness, numbers.Real) \
-            or not np.isfinite(skewedness):
-        raise ValueError(f"skewedness must be a finite real number, got {skewedness!r}")
-    return float(skewedness)
-
-
-def skewed_log(A, c, name, dtype=None):
-    """``log(A + c)`` (computed in float64, returned in ``A``'s dtype or ``dtype``).
-
-    Raises ``ValueError`` naming the first entry with ``A <= -c``, where the
-    skewed kernels are not defined.
-    """
-    A = np.asarray(A)
-    shifted = A.astype(np.float64) + c
-    if A.size and not (shifted > 0).all():
-        row, col = np.argwhere(~(shifted > 0))[0]
-        raise ValueError(
-            f"the skewed kernels read log({name} + skewedness) and need every entry of {name} above "
-            f"-skewedness = {-c:g}; {name}[{row}, {col}] = {float(A[row, col])!r}"
-        )
-    return np.log(shifted).astype(dtype or A.dtype, copy=False)
-
-
-def check_non_negative(A, name, kernel):
-    """Raise ``ValueError`` naming the first negative entry of ``A`` (chi2 kernels)."""
-    if A.size and not (A >= 0).all():
-        row, col = np.argwhere(~(A >= 0))[0]
-        raise ValueError(
-            f"the {kernel} kernel is defined on non-negative data (histograms); "
-            f"{name}[{row}, {col}] = {float(A[row, col])!r}"
-        )
-
-
 #: Kernels :func:`gram_matrix` evaluates in the centred, power-of-two frame.
 _FRAMED = SHIFT_INVARIANT + ("sech",)
 
@@ -445,179 +401,3 @@ def gram_matrix(X, Y, kernel, gamma, degree, coef0):
             f"{max(float(np.max(np.abs(X))), float(np.max(np.abs(Y)))):.3g}"
         )
     return G
-
-
-def shift_invariant_frame(A):
-    """A centre and a power-of-two scale that bring the rows of ``A`` near the unit ball.
-
-    A shift-invariant kernel only sees differences, so ``k(x, y)`` can be
-    evaluated on ``(x - c) / s``: centring removes the cancellation of
-    ``|x|^2 + |y|^2 - 2 x.y`` for data far from the origin (it costs float32 all
-    its digits at an offset of 1e4), and a power-of-two ``s`` (exact to divide
-    by) keeps ``|x|^2`` finite at any magnitude. :func:`frame_gamma` carries
-    ``s`` into the bandwidth.
-
-    Returns
-    -------
-    center : ndarray of shape (d,), float64
-    scale : float
-        ``2^k`` with ``max |A - center|`` in ``[2^k, 2^(k+1))``, or 1.0.
-    """
-    A = np.asarray(A, dtype=np.float64)
-    # the mean of A / 2^k: a plain sum of rows near 1e308 would overflow
-    coarse = _power_of_two_below(float(np.max(np.abs(A))) if A.size else 0.0)
-    center = (A * (1.0 / coarse)).mean(axis=0) * coarse
-    return center, _power_of_two_below(float(np.max(np.abs(A - center))) if A.size else 0.0)
-
-
-def _power_of_two_below(value):
-    """``2^floor(log2(value))`` for a finite ``value > 0``, else 1.0."""
-    if not (0.0 < value < np.inf):
-        return 1.0
-    return 2.0 ** math.floor(math.log2(value))
-
-
-def to_frame(A, center, scale, dtype):
-    """``(A - center) / scale`` in ``dtype`` (computed in float64)."""
-    return np.ascontiguousarray((np.asarray(A, dtype=np.float64) - center) * (1.0 / scale), dtype=dtype)
-
-
-def frame_gamma(kernel, gamma, scale, dtype):
-    """The bandwidth that gives ``k`` on data divided by ``scale``.
-
-    ``gamma s^2`` for the Gaussian and Cauchy kernels (squared differences),
-    ``gamma s`` for the Laplacian and the hyperbolic secant (absolute ones). Clamped to the dtype's largest number: an
-    infinite bandwidth would turn ``gamma * 0`` on the diagonal into NaN, while
-    the clamped one still gives ``exp(-huge * t) = 0`` for ``t > 0``
-    (:func:`dtype_gamma`).
-    """
-    value = gamma * scale if kernel in ("laplacian", "sech") else gamma * scale * scale
-    return dtype_gamma(value, dtype)
-
-
-def dtype_gamma(value, dtype):
-    """A positive bandwidth as a finite, nonzero number of ``dtype``.
-
-    Clamped to ``[tiny, max]`` of the dtype: 0 would make ``gamma / gamma`` in
-    :func:`kernel_block` a division by zero, and infinity would make
-    ``gamma * 0`` NaN; at either end the kernel values are the same to the
-    dtype's precision (1 at distance 0, 0 at any other).
-    """
-    info = np.finfo(dtype)
-    return dtype(min(max(value, float(info.tiny)), float(info.max)))
-
-
-# ----------------------------------------------------------------- bandwidths
-def _sample_rows(X, rng, n_max):
-    if X.shape[0] <= n_max:
-        return np.asarray(X, dtype=np.float64)
-    idx = rng.choice(X.shape[0], size=n_max, replace=False)
-    return np.asarray(X[np.sort(idx)], dtype=np.float64)
-
-
-def _pairwise_distances(S, kernel):
-    return cdist(S, S, metric="cityblock" if kernel == "laplacian" else "euclidean")
-
-
-def resolve_gamma(gamma, X, kernel, rng, n_sample=GAMMA_SAMPLE_ROWS):
-    """Turn a numeric gamma or a heuristic name into a positive float.
-
-    Heuristics (``kernel`` selects the distance: L1 for ``'laplacian'``, Euclidean
-    otherwise):
-
-    * ``'scale'``: ``1 / (n_features * X.var())``, scikit-learn's rule (1.0 if the
-      variance is 0, i.e. every entry of ``X`` is the same number).
-    * ``'median'``: ``s`` = the median pairwise distance of up to ``n_sample``
-      sampled rows; ``gamma = 1/(2 s^2)`` (Euclidean), ``1/s`` (L1).
-    * ``'knn50'``: Yu et al.'s rule: ``s`` = the mean distance to the 50th nearest
-      neighbour among ``n_sample`` sampled rows; ``gamma = 2/s^2`` (Euclidean),
-      ``2/s`` (L1).
-
-    The statistics are computed on the data centred and divided by a power of
-    two, and ``gamma`` is assembled in log space, so no square overflows or
-    underflows at any magnitude. A ``gamma`` that float64 cannot represent
-    (data of magnitude beyond ~1e154 or below ~1e-154) raises ``ValueError``, as
-    do sampled rows that really all coincide.
-
-    Parameters
-    ----------
-    gamma : float or {'scale', 'median', 'knn50'}
-    X : ndarray of shape (n_samples, n_features)
-    kernel : str
-        A name from :data:`KERNELS`; the distance heuristics need a
-        shift-invariant one.
-    rng : numpy.random.RandomState
-        Draws the row sample of ``'median'`` and ``'knn50'`` (unused otherwise).
-    n_sample : int, default=GAMMA_SAMPLE_ROWS
-        Rows sampled by the distance heuristics.
-
-    Returns
-    -------
-    gamma : float
-
-    References
-    ----------
-    Yu, F. X., Kumar, S., Rowley, H. and Chang, S.-F. Compact nonlinear maps and
-    circulant extensions. arXiv:1503.03893, 2015, section 7.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps import resolve_gamma
-    >>> X = np.array([[0.0, 0.0], [2.0, 0.0], [0.0, 2.0], [2.0, 2.0]])
-    >>> resolve_gamma(0.5, X, "gaussian", None)
-    0.5
-    >>> resolve_gamma("scale", X, "gaussian", None)  # 1 / (2 features * variance 1)
-    0.5
-    >>> print(round(resolve_gamma("median", X, "gaussian", np.random.RandomState(0)), 4))
-    0.125
-    """
-    if isinstance(gamma, str):
-        if gamma not in GAMMA_HEURISTICS:
-            raise ValueError(
-                f"gamma must be a positive number or one of {list(GAMMA_HEURISTICS)}, got {gamma!r}"
-            )
-        if gamma == "scale":
-            # scikit-learn's X.var() is over all entries (not per column): scale only
-            scale = _power_of_two_below(float(np.max(np.abs(X))))
-            var = float((np.asarray(X, dtype=np.float64) * (1.0 / scale)).var())
-            if var == 0.0:
-                return 1.0
-            # 1 / (d var(X)) with var(X) = scale^2 var(X / scale)
-            return _gamma_from_logs(gamma, -(math.log(X.shape[1]) + math.log(var) + 2 * math.log(scale)), X)
-        if kernel not in SHIFT_INVARIANT:
-            raise ValueError(f"gamma={gamma!r} is defined for shift-invariant kernels, not {kernel!r}")
-        S = _sample_rows(X, rng, n_sample)
-        if S.shape[0] < 2:
-            raise ValueError(f"gamma={gamma!r} needs at least 2 samples, got {S.shape[0]}")
-        center, scale = shift_invariant_frame(S)
-        D = _pairwise_distances(to_frame(S, center, scale, np.float64), kernel)
-        if gamma == "median":
-            s = float(np.median(D[np.triu_indices(S.shape[0], k=1)]))
-            power, numerator = (1, 1.0) if kernel == "laplacian" else (2, 0.5)
-        else:
-            k = min(KNN_NEIGHBOUR, S.shape[0] - 1)
-            # column 0 of each sorted row is the point itself
-            s = float(np.partition(D, k, axis=1)[:, k].mean())
-            power, numerator = (1, 2.0) if kernel == "laplacian" else (2, 2.0)
-        if not s > 0:
-            raise ValueError(f"gamma={gamma!r} is undefined: the {S.shape[0]} sampled rows all coincide")
-        return _gamma_from_logs(gamma, math.log(numerator) - power * (math.log(s) + math.log(scale)), X)
-    if isinstance(gamma, (bool, np.bool_)) or not isinstance(gamma, numbers.Real):
-        raise ValueError(f"gamma must be a positive number or one of {list(GAMMA_HEURISTICS)}, got {gamma!r}")
-    gamma = float(gamma)
-    if not (np.isfinite(gamma) and gamma > 0):
-        raise ValueError(f"gamma must be finite and > 0, got {gamma}")
-    return gamma
-
-
-def _gamma_from_logs(heuristic, log_gamma, X):
-    """``exp(log_gamma)``, or a ``ValueError`` when float64 cannot hold it."""
-    info = np.finfo(np.float64)
-    if not math.log(info.tiny) < log_gamma < math.log(info.max):
-        raise ValueError(
-            f"gamma={heuristic!r} gives 1e{log_gamma / math.log(10):.0f} for data of magnitude up to "
-            f"{float(np.max(np.abs(X))):.3g}, outside the float64 range: rescale X (e.g. with "
-            "StandardScaler)"
-        )
-    return math.exp(log_gamma)

@@ -45,9 +45,10 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._base import FeatureMap, FeatureOverflowError, check_fits_in_memory, check_integer, check_positive
+from ._base import FeatureMap
 from ._fastmath import FASTMATH, TRIG_LIMIT32, TRIG_LIMIT64, vlog, vsincos
 from ._parallel import n_worker_threads
+from ._validation import FeatureOverflowError, check_fits_in_memory, check_integer, check_positive
 
 __all__ = ["AdditiveChi2Map"]
 

@@ -5,8 +5,7 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._base import check_choice
-from ._validation import dask_support, is_dask_array
+from ._validation import check_choice, dask_support, is_dask_array
 from .least_squares import LeastSquaresClassifier
 
 __all__ = ["ECOCClassifier"]

@@ -5,13 +5,14 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._base import (FeatureMap, KernelParameter, bandwidth_input, check_choice, dense_rows, densify_rows,
-                    product_into)
+from ._base import FeatureMap, KernelParameter
 from ._kernels import (KERNEL_CODES, LAST_BLAS_KERNEL_CODE, SHIFT_INVARIANT, check_kernel_params, dtype_gamma,
                        exact_kernel, frame_gamma, kernel_block,
                        resolve_gamma, shift_invariant_frame, to_frame)
 from ._fastmath import FASTMATH
 from ._parallel import ThreadScratch
+from ._rows import bandwidth_input, dense_rows, densify_rows, product_into
+from ._validation import check_choice
 
 __all__ = ["Nystroem"]
 

@@ -2,8 +2,9 @@
 
 import numpy as np
 
-from ._base import n_worker_threads, product_into, run_row_blocks
 from ._cosine_map import CosineFeatureMap
+from ._parallel import n_worker_threads, run_row_blocks
+from ._rows import product_into
 
 __all__ = ["OrthogonalRandomFeatures"]
 

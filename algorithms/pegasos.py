@@ -8,9 +8,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import (RegisteredEstimator, check_n_components, check_positive, classes_from_scores,
-                    encode_classes, one_vs_rest_code)
-from ._validation import FeatureOverflowError, check_fits_in_memory, check_input, clear_fitted_state
+from ._base import RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
+from ._validation import (FeatureOverflowError, check_fits_in_memory, check_input, check_n_components,
+                          check_positive, clear_fitted_state)
 from ._fastmath import FASTMATH
 from ._parallel import blas_single_thread
 

@@ -16,9 +16,11 @@ import scipy.sparse as sp
 from scipy.special import ndtri
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParameter, check_float_array, product_into
+from ._base import KernelParameter
 from ._cosine_map import CosineFeatureMap, _cos_features
 from ._kernels import SKEWED_KERNELS, canonical_kernel, check_skewedness, scaled_gram
+from ._rows import product_into
+from ._validation import check_float_array
 
 __all__ = ["QuantileFourierFeatures"]
 

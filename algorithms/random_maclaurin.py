@@ -7,11 +7,13 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._base import FeatureMap, KernelParameter, check_positive, densify_rows, product_into
+from ._base import FeatureMap, KernelParameter
 from ._parallel import ThreadScratch
 from ._fastmath import FASTMATH
 from ._hadamard import fwht_row, next_power_of_two
 from ._kernels import _check_degree, canonical_kernel
+from ._rows import densify_rows, product_into
+from ._validation import check_float_array, check_positive
 
 __all__ = ["RandomMaclaurin"]
 
@@ -411,8 +413,6 @@ class RandomMaclaurin(FeatureMap):
         if self.kernel_ != "maclaurin":
             return self._exact_gram(X, Y, **self._kernel_params())
         from sklearn.utils.validation import check_is_fitted
-
-        from ._base import check_float_array
 
         check_is_fitted(self)
         X = check_float_array(self, X, reset=False)

@@ -4,9 +4,10 @@ import math
 
 import numpy as np
 
-from ._base import KernelParameter, product_into
+from ._base import KernelParameter
 from ._cosine_map import CosineFeatureMap
 from ._kernels import SHIFT_INVARIANT, canonical_kernel
+from ._rows import product_into
 
 __all__ = ["RandomFourierFeatures"]
 

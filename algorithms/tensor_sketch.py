@@ -7,10 +7,11 @@ import scipy.fft
 import scipy.sparse as sp
 from numba import njit
 
-from ._base import FeatureMap, check_positive
+from ._base import FeatureMap
 from ._fastmath import FASTMATH
 from ._kernels import _check_degree
 from ._parallel import ThreadScratch
+from ._validation import check_positive
 
 __all__ = ["TensorSketch"]
 

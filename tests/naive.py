@@ -78,6 +78,21 @@ def count_sketches(X, hashes, signs, D):
     return C
 
 
+
+# -- sparse maps --------------------------------------------------------------------
+def floor_one_hot(X, n_components):
+    """The test map of ``test_sparse_feature_map.py``, dense: feature ``j`` puts
+    ``j + 1`` in block ``d - 1 - j`` of ``n_components // d`` columns, at
+    ``floor(x_j)`` modulo the block's width."""
+    n, d = X.shape
+    width = n_components // d
+    Z = np.zeros((n, n_components))
+    for j in range(d):
+        column = (d - 1 - j) * width + np.mod(np.floor(X[:, j]), width).astype(np.intp)
+        Z[np.arange(n), column] = j + 1
+    return Z
+
+
 # -- structured projections, as dense matrices (rows = output coordinates) ---------
 def signed_hadamard_blocks(signs):
     """``[H diag(s_0); H diag(s_1); ...]``: the unnormalized randomized Hadamard

@@ -819,7 +819,7 @@ def test_libsvm_download_deadline(server, tmp_path):
 
 
 def test_libsvm_download_minimum_rate(server, tmp_path, monkeypatch):
-    monkeypatch.setattr(kd._libsvm, "MIN_RATE_WINDOW", 0.5)
+    monkeypatch.setattr(kd._libsvm_download, "MIN_RATE_WINDOW", 0.5)
     cache = tmp_path / "cache"
     error, seconds = _load_from_trickling_server(server, cache, 0.05, min_rate=100)
     url = f"{server.url}/regression/cpusmall_scale"
