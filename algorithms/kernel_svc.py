@@ -1,5 +1,7 @@
 """Exact kernel SVM by greedy dual coordinate descent with an LRU cache of kernel columns."""
 
+from typing import NamedTuple
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
@@ -11,6 +13,20 @@ from ._solvers.svm_dual import SOLVER_VECTORS, _Solver
 from ._validation import check_fits_in_memory, check_input, clear_fitted_state
 
 __all__ = ["KernelSVC"]
+
+
+class _Params(NamedTuple):
+    """:class:`KernelSVC`'s parameters, validated, with ``selection='auto'`` resolved."""
+
+    C: float
+    tol: float
+    cache_mb: float
+    max_iter: int
+    kernel: str
+    degree: int
+    coef0: float
+    selection: str
+    shrinking: bool
 
 
 def _label(value):
@@ -177,7 +193,8 @@ class KernelSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
         if selection == "auto":
             selection = "second_order" if self.fit_intercept else "greedy"
         kernel, degree, coef0 = check_kernel_params(self.kernel, self.degree, self.coef0)
-        return C, tol, cache_mb, max_iter, kernel, degree, coef0, selection, bool(self.shrinking)
+        return _Params(C=C, tol=tol, cache_mb=cache_mb, max_iter=max_iter, kernel=kernel, degree=degree,
+                       coef0=coef0, selection=selection, shrinking=bool(self.shrinking))
 
     def fit(self, X, y):
         """Train one binary SVM per class or pair of classes (one for two classes).
@@ -193,22 +210,23 @@ class KernelSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
         """
         clear_fitted_state(self)
         X, y = check_input(self, X, y, reset=True)
-        C, tol, cache_mb, max_iter, kernel, degree, coef0, selection, shrinking = self._check_params()
+        params = self._check_params()
         n = X.shape[0]
-        check_fits_in_memory(min(cache_mb * 2**20, 8.0 * n * n) + 8.0 * SOLVER_VECTORS * n,
+        check_fits_in_memory(min(params.cache_mb * 2**20, 8.0 * n * n) + 8.0 * SOLVER_VECTORS * n,
                              f"cache_size={self.cache_size}", f"the kernel column cache for n_samples={n}")
         labels = encode_classes(self, y)
-        self.kernel_ = kernel
-        self.degree_ = degree
-        self.coef0_ = coef0
-        self.gamma_ = resolve_gamma(self.gamma, X, kernel, np.random.RandomState(GAMMA_SAMPLE_SEED))
+        self.kernel_ = params.kernel
+        self.degree_ = params.degree
+        self.coef0_ = params.coef0
+        self.gamma_ = resolve_gamma(self.gamma, X, params.kernel, np.random.RandomState(GAMMA_SAMPLE_SEED))
         X64 = np.ascontiguousarray(X, dtype=np.float64)
         n = X64.shape[0]
         n_classes = len(self.classes_)
         bias = 1.0 if self.fit_intercept else 0.0
         self.bias_ = bias
-        self.selection_ = selection
-        solver = _Solver(X64, self._kernel_params(), C, tol, max_iter, cache_mb, bias, selection, shrinking)
+        self.selection_ = params.selection
+        solver = _Solver(X64, self._kernel_params(), params.C, params.tol, params.max_iter, params.cache_mb, bias,
+                         params.selection, params.shrinking)
         if n_classes == 2 or self.multi_class == "ovr":
             # the problems share the rows, hence one cache of kernel columns
             n_out = 1 if n_classes == 2 else n_classes
