@@ -8,6 +8,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import (KernelParameter, RegisteredEstimator, check_choice, check_n_components,
                     check_positive, classes_from_scores, encode_classes)
+from ._kernel_params import FittedKernelMixin
 from ._kernels import GAMMA_SAMPLE_SEED, check_kernel_params, exact_kernel, resolve_gamma
 from ._solvers.svm_dual import SOLVER_VECTORS, _Solver
 from ._validation import check_fits_in_memory, check_input, clear_fitted_state
@@ -34,7 +35,7 @@ def _label(value):
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
-class KernelSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
+class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEstimator):
     """Exact kernel SVM: LIBSVM's SMO with shrinking, or greedy dual coordinate descent.
 
     By default (``selection='auto'`` with ``fit_intercept``) it solves LIBSVM's
@@ -256,10 +257,6 @@ class KernelSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
         self.dual_coef_ = np.ascontiguousarray(dual[:, self.support_])
         self.intercept_ = intercept
         return self
-
-    def _kernel_params(self):
-        return {"kernel": self.kernel_, "gamma": self.gamma_, "degree": self.degree_,
-                "coef0": self.coef0_}
 
     def decision_function(self, X):
         """``sum_i y_i a_i (k(x_i, x) + bias)`` per binary problem.
