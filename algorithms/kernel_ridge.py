@@ -5,11 +5,10 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import (KernelParameter, RegisteredEstimator, check_positive, classes_from_scores,
-                    encode_classes, one_vs_rest_code)
+from ._base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
 from ._kernel_params import FittedKernelMixin
 from ._kernels import GAMMA_SAMPLE_SEED, check_kernel_params, exact_kernel, resolve_gamma
-from ._validation import check_fits_in_memory, check_input, clear_fitted_state
+from ._validation import check_fits_in_memory, check_input, check_positive, clear_fitted_state
 
 __all__ = ["KernelRidge", "KernelRidgeClassifier"]
 

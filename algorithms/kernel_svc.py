@@ -6,12 +6,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import (KernelParameter, RegisteredEstimator, check_choice, check_n_components,
-                    check_positive, classes_from_scores, encode_classes)
+from ._base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes
 from ._kernel_params import FittedKernelMixin
 from ._kernels import GAMMA_SAMPLE_SEED, check_kernel_params, exact_kernel, resolve_gamma
 from ._solvers.svm_dual import SOLVER_VECTORS, _Solver
-from ._validation import check_fits_in_memory, check_input, clear_fitted_state
+from ._validation import (check_choice, check_fits_in_memory, check_input, check_n_components, check_positive,
+                          clear_fitted_state)
 
 __all__ = ["KernelSVC"]
 

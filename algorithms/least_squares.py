@@ -7,10 +7,10 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import FeatureMap, RegisteredEstimator, check_positive, classes_from_scores, one_vs_rest_code
+from ._base import FeatureMap, RegisteredEstimator, classes_from_scores, one_vs_rest_code
 from ._parallel import block_rows
 from ._solvers.normal_equations import NormalEquations
-from ._validation import check_input, clear_fitted_state, dask_support, is_dask_array
+from ._validation import check_input, check_positive, clear_fitted_state, dask_support, is_dask_array
 
 __all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor"]
 
