@@ -5,15 +5,15 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import (KernelParameter, RegisteredEstimator, check_positive, classes_from_scores,
-                    encode_classes, one_vs_rest_code)
+from ._base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
+from ._kernel_params import FittedKernelMixin
 from ._kernels import GAMMA_SAMPLE_SEED, check_kernel_params, exact_kernel, resolve_gamma
-from ._validation import check_fits_in_memory, check_input, clear_fitted_state
+from ._validation import check_fits_in_memory, check_input, check_positive, clear_fitted_state
 
 __all__ = ["KernelRidge", "KernelRidgeClassifier"]
 
 
-class _KernelRidgeBase(RegisteredEstimator, BaseEstimator):
+class _KernelRidgeBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
     kind = "baseline"
     kernel_family = "any"
     paper = "Exact kernel ridge regression, closed form (lecture: Scalable ML, kernel methods)"
@@ -46,10 +46,6 @@ class _KernelRidgeBase(RegisteredEstimator, BaseEstimator):
             # K + alpha I is positive definite in exact arithmetic; round-off with a
             # tiny alpha can break Cholesky, where least squares still answers
             self.dual_coef_ = scipy.linalg.lstsq(K, T)[0]
-
-    def _kernel_params(self):
-        return {"kernel": self.kernel_, "gamma": self.gamma_, "degree": self.degree_,
-                "coef0": self.coef0_}
 
     def _scores(self, X):
         check_is_fitted(self)

@@ -13,7 +13,9 @@ from sklearn.svm import SVC
 
 from kernelmaps import KernelRidge, KernelRidgeClassifier, KernelSVC, datasets
 from kernelmaps._kernels import exact_kernel
-from kernelmaps.kernel_svc import _greedy_coordinate_descent, _kernel_column, _smo_second_order, _swap_variables
+from kernelmaps._solvers.greedy_cd import _greedy_coordinate_descent
+from kernelmaps._solvers.kernel_cache import _kernel_column
+from kernelmaps._solvers.smo import _smo_second_order, _swap_variables
 from kernelmaps._kernels import KERNEL_CODES, KERNELS
 
 from naive import greedy_coordinate_descent, svm_dual_violation

@@ -1,0 +1,147 @@
+"""Ridge least squares by its normal equations, accumulated in one pass over row blocks."""
+
+import numpy as np
+import scipy.linalg
+from numba import njit
+
+from .._validation import FeatureOverflowError, check_fits_in_memory
+
+
+@njit(cache=True, nogil=True)
+def _class_sums(Z, labels, out):
+    """``out[c] += sum of the rows Z[i] with labels[i] == c`` (float64 accumulation).
+
+    Gives ``Z^T Y`` for any class coding without forming the n x C target matrix.
+    """
+    n, d = Z.shape
+    for i in range(n):
+        dst = out[labels[i]]
+        src = Z[i]
+        for j in range(d):
+            dst[j] += src[j]
+
+
+class NormalEquations:
+    """One-pass accumulator of ``Z^T Z``, ``Z^T T`` and the sums an intercept needs.
+
+    ``add`` can be called on any number of row blocks (out of core); ``solve``
+    returns the ridge solution with an unpenalized intercept,
+    ``min ||Z w + b - T||^2 + alpha ||w||^2``, by centering the accumulated
+    moments. Everything is accumulated in float64.
+
+    Parameters
+    ----------
+    n_features : int
+    n_targets : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.least_squares import NormalEquations
+    >>> Z = np.random.default_rng(0).standard_normal((30, 2))
+    >>> T = Z @ np.array([[1.0], [2.0]]) + 3.0
+    >>> equations = NormalEquations(n_features=2, n_targets=1)
+    >>> for rows in (slice(0, 10), slice(10, 30)):  # two blocks, one pass
+    ...     equations.add(Z[rows], T[rows])
+    >>> coef, intercept = equations.solve(alpha=0.0)
+    >>> np.round(coef.ravel(), 3), np.round(intercept, 3)
+    (array([1., 2.]), array([3.]))
+    """
+
+    def __init__(self, n_features, n_targets):
+        # the Gram matrix, and its copy in the solve
+        check_fits_in_memory(8 * (2 * n_features * n_features + 2 * n_features * n_targets),
+                             f"n_features={n_features}", "the normal equations Z^T Z and Z^T T")
+        self.largest_feature = 0.0
+        self.gram = np.zeros((n_features, n_features))
+        self.cross = np.zeros((n_features, n_targets))
+        self.feature_sum = np.zeros(n_features)
+        self.target_sum = np.zeros(n_targets)
+        self.n_samples = 0
+
+    def add(self, Z, T=None, *, labels=None, code=None):
+        """Accumulate a block of rows.
+
+        Give either targets ``T`` (n x n_targets), or integer ``labels`` with a
+        ``code`` matrix (n_classes x n_targets) meaning ``T[i] = code[labels[i]]``;
+        the latter never forms ``T``.
+        """
+        Z64 = np.asarray(Z, dtype=np.float64)
+        if Z64.ndim != 2 or Z64.shape[1] != self.gram.shape[0]:
+            raise ValueError(f"a block of shape {Z64.shape} cannot be added to normal equations of "
+                             f"{self.gram.shape[0]} features")
+        if Z64.size:
+            # only for the overflow message: max and -min need no |Z| copy
+            self.largest_feature = max(self.largest_feature, float(Z64.max()), -float(Z64.min()))
+        self.gram += Z64.T @ Z64
+        self.feature_sum += Z64.sum(axis=0)
+        self.n_samples += Z64.shape[0]
+        if T is not None:
+            T = np.asarray(T, dtype=np.float64).reshape(Z64.shape[0], -1)
+            self.cross += Z64.T @ T
+            self.target_sum += T.sum(axis=0)
+        else:
+            sums = np.zeros((code.shape[0], Z64.shape[1]))
+            _class_sums(np.ascontiguousarray(Z64), np.ascontiguousarray(labels, dtype=np.int64), sums)
+            counts = np.bincount(labels, minlength=code.shape[0]).astype(np.float64)
+            self.cross += sums.T @ code
+            self.target_sum += counts @ code
+
+    def merge(self, other):
+        """Add the rows another accumulator has seen (the map-reduce step).
+
+        Accumulators of disjoint row sets, filled anywhere (another process, a
+        Dask worker, another ``partial_fit``), merge into the accumulator of
+        their union: every moment is a sum over rows. ``other`` is unchanged.
+
+        Parameters
+        ----------
+        other : NormalEquations
+            Of the same ``n_features`` and ``n_targets``.
+
+        Returns
+        -------
+        self
+        """
+        if not isinstance(other, NormalEquations):
+            raise TypeError(f"can only merge another NormalEquations, got {type(other).__name__}")
+        if other.gram.shape != self.gram.shape or other.cross.shape != self.cross.shape:
+            raise ValueError(
+                f"cannot merge normal equations of {other.gram.shape[0]} features and "
+                f"{other.cross.shape[1]} targets into {self.gram.shape[0]} features and "
+                f"{self.cross.shape[1]} targets"
+            )
+        self.gram += other.gram
+        self.cross += other.cross
+        self.feature_sum += other.feature_sum
+        self.target_sum += other.target_sum
+        self.n_samples += other.n_samples
+        self.largest_feature = max(self.largest_feature, other.largest_feature)
+        return self
+
+    def solve(self, alpha, fit_intercept=True):
+        """Return ``(coef, intercept)``: coef of shape (n_features, n_targets)."""
+        n = self.n_samples
+        if n == 0:
+            raise ValueError("no samples were accumulated")
+        if not (np.isfinite(self.gram).all() and np.isfinite(self.cross).all()):
+            raise FeatureOverflowError(
+                "Z^T Z (or Z^T y) overflowed float64: features of magnitude up to "
+                f"{self.largest_feature:.3g} square past the largest float. Rescale the features "
+                "(or the targets)."
+            )
+        if fit_intercept:
+            mean_z = self.feature_sum / n
+            mean_t = self.target_sum / n
+            A = self.gram - n * np.outer(mean_z, mean_z)
+            B = self.cross - n * np.outer(mean_z, mean_t)
+        else:
+            A, B = self.gram.copy(), self.cross
+        A[np.diag_indices_from(A)] += alpha
+        try:
+            coef = scipy.linalg.solve(A, B, assume_a="pos")
+        except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+            # alpha = 0 with rank-deficient features: minimum-norm solution
+            coef = scipy.linalg.lstsq(A, B)[0]
+        intercept = mean_t - mean_z @ coef if fit_intercept else np.zeros(B.shape[1])
+        return coef, intercept
