@@ -164,7 +164,7 @@ class _FourierKernelRidgeBase:
     kind = "learner"
 
     def __init__(self, n_components=1000, *, kernel="gaussian", alpha=1.0, per_dimension=True,
-                 validation_fraction=0.25, max_iter=100, tol=1e-6, scale_penalty=0.0, skewedness=1.0,
+                 validation_fraction=0.25, max_iter=100, tol=1e-5, scale_penalty=0.0, skewedness=1.0,
                  random_state=None):
         self.n_components = n_components
         self.kernel = kernel
@@ -242,8 +242,12 @@ _SHARED_DOC = """
         Share of the rows held out for the objective (stratified for classifiers).
     max_iter : int, default=100
         L-BFGS iterations.
-    tol : float, default=1e-6
-        L-BFGS-B's ``ftol`` (relative decrease of the objective) and ``gtol``.
+    tol : float, default=1e-5
+        L-BFGS-B's ``ftol`` (relative decrease of the objective) and ``gtol``. On
+        5000 standardized rows of mfeat, 1e-6 stopped at ``max_iter=100`` (projected
+        gradient 3.2e-5); 1e-5 converges in 50 iterations at test accuracy 98.2 %
+        (98.6 % at the capped 1e-6, 98.2 % with 1e-6 run to convergence, 250
+        iterations).
     scale_penalty : float, default=0.0
         Weight of ``r(sigma) = ||sigma||^2``.
     skewedness : float, default=1.0

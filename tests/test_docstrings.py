@@ -19,10 +19,10 @@ OPTIONS = doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS
 
 
 def _module_names():
-    names = ["kernelmaps", "kernelmaps.datasets"]
+    names = {"kernelmaps", "kernelmaps.datasets"}
     for package in (kernelmaps, kernelmaps.datasets):
-        names += [f"{package.__name__}.{info.name}" for info in pkgutil.iter_modules(package.__path__)
-                  if info.name != "datasets"]
+        # walk_packages reaches subpackages such as kernelmaps._solvers
+        names.update(info.name for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."))
     return sorted(names)
 
 
