@@ -1,17 +1,22 @@
 """Group-lasso multiple kernel learning on random features (RFF-GL): kernels, solver, claims."""
 
+import doctest
 import math
 
 import numpy as np
 import pytest
+import scipy.sparse
+import scipy.sparse.linalg
 from sklearn.exceptions import ConvergenceWarning
 
 from kernelmaps import (GroupLassoMKLClassifier, GroupLassoMKLRegressor,
                         RandomFourierFeatures)
+from kernelmaps._solvers import group_lasso
+from kernelmaps._solvers.group_lasso import _GramProducts, _Products
+from kernelmaps._solvers.group_lasso_losses import _Loss
 from kernelmaps.datasets import make_planted_groups
 from kernelmaps.exact_mkl import solve_l1_mkl
-from kernelmaps.group_lasso_mkl import (_GramProducts, _Loss, _Products, fista, group_soft_threshold,
-                                        solve_group_lasso)
+from kernelmaps.group_lasso_mkl import fista, group_soft_threshold, lipschitz_estimate, solve_group_lasso
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -233,6 +238,25 @@ def test_group_norms_are_the_exact_mkl_weights_on_the_same_features():
     assert np.count_nonzero(weights) >= 2
     np.testing.assert_allclose(exact.weights, weights, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(exact.intercept, group_lasso.intercept[0], rtol=1e-5)
+
+
+def test_lipschitz_estimate_takes_an_operator_or_a_matrix():
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((60, 12))
+    A = F.T @ F / 60
+    largest = np.linalg.eigvalsh(A)[-1]
+    dense = lipschitz_estimate(A, rtol=1e-10)
+    assert dense == pytest.approx(largest, rel=1e-8)
+    assert lipschitz_estimate(scipy.sparse.csr_array(A), rtol=1e-10) == pytest.approx(dense, rel=1e-12)
+    operator = scipy.sparse.linalg.LinearOperator(A.shape, matvec=lambda v: F.T @ (F @ v) / 60,
+                                                  dtype=np.float64)
+    assert lipschitz_estimate(operator, rtol=1e-10) == pytest.approx(dense, rel=1e-12)
+
+
+def test_solver_module_examples_run():
+    # the docstring test runs the examples of the top-level modules, not of the solver package
+    result = doctest.testmod(group_lasso, optionflags=doctest.NORMALIZE_WHITESPACE, report=False)
+    assert result.attempted > 0 and result.failed == 0
 
 
 # ---------------------------------------------------------------- the estimators
