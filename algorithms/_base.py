@@ -17,7 +17,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from ._fastmath import all_finite
+from ._fastmath_arrays import all_finite
 from ._kernels import exact_kernel
 from ._parallel import MAX_BLOCK_BYTES, ThreadScratch, block_rows, n_worker_threads, run_row_blocks  # noqa: F401
 from ._rows import dense_rows, densify_rows

@@ -59,7 +59,8 @@ import numpy as np
 from numba import njit
 
 from ._bandwidth import GAMMA_SAMPLE_SEED, resolve_gamma  # noqa: F401  (the estimators import them from here)
-from ._fastmath import FASTMATH, all_finite, vexp
+from ._fastmath import FASTMATH, vexp
+from ._fastmath_arrays import all_finite
 from ._frames import (SHIFT_INVARIANT, check_non_negative, check_skewedness, dtype_gamma, frame_gamma,
                       shift_invariant_frame, skewed_log, to_frame)
 from ._parallel import block_rows, run_row_blocks

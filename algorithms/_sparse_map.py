@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._base import RowBlockMap
-from ._fastmath import all_finite
+from ._fastmath_arrays import all_finite
 from ._validation import is_dask_array
 
 #: Beyond this many stored entries or columns, the output's indices are int64

@@ -29,9 +29,9 @@ import tempfile
 KERNELS = [
     ("kernelmaps._cosine_map", "_cos_features", "P2, V1, S"),
     ("kernelmaps._cosine_map", "_cossin_features", "P2, P2, S"),
-    ("kernelmaps._fastmath", "_apply_cos", "V1, V1"),
-    ("kernelmaps._fastmath", "_apply_exp", "V1, V1"),
-    ("kernelmaps._fastmath", "all_finite", "P2"),
+    ("kernelmaps._fastmath_arrays", "_apply_cos", "V1, V1"),
+    ("kernelmaps._fastmath_arrays", "_apply_exp", "V1, V1"),
+    ("kernelmaps._fastmath_arrays", "all_finite", "P2"),
     ("kernelmaps._hadamard", "_fwht_rows_parallel", "P2, S"),
 ]
 AVX512_FEATURES = "+avx512f,+avx512vl,+avx512dq,+avx512bw,+avx512cd,+evex512"
