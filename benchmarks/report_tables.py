@@ -9,6 +9,7 @@ heavy at import time and defines no name asv would take for a benchmark.
 """
 
 import re
+from typing import NamedTuple
 
 from benchmarks.report_cells import (Cell, Footnotes, Table, _dataset_rank, _num, compare, fmt, fmt_mib, fmt_time,
                                      order_labels, ratio_cell, short)
@@ -26,6 +27,25 @@ SOLVER = ("GroupLassoSolver",)
 SCALING = ("MultipleKernelScaling",)
 ENVIRONMENT = ("Environment",)
 DASK = ("DaskOnePass",)
+#: what the tables of the maps at given widths and of the derived-width maps show
+_MAP_METRICS = ("time_fit", "time_transform", "track_kernel_error", "track_test_error", "track_transform_memory",
+                "track_output_memory")
+
+
+class _Row(NamedTuple):
+    """A row of a table of methods against their peers (see :meth:`Report._rows`)."""
+
+    label: str
+    key: tuple
+    ratio: float | None     # peer time / our time, against the fastest peer
+    peer: str | None        # that peer
+    peers: list             # the label's peers among the labels measured
+    css: str                # the row's class on the page
+
+
+def _datasets(keys):
+    """The datasets of ``keys`` (their second items), in the suite's order."""
+    return sorted({k[1] for k in keys}, key=lambda d: (_dataset_rank(d), str(d)))
 
 
 class Report:
@@ -59,49 +79,78 @@ class Report:
         peers = self.registry.peers(label)
         return peers[0] if peers else label
 
+    def _methods(self, keys):
+        """The labels of ``keys`` (their first items), each one's peers among them noted."""
+        labels = {k[0] for k in keys}
+        for label in labels:
+            self._peer_of(label, labels)
+        return labels
+
+    def _rows(self, keys, labels, ordered, times, where, group):
+        """The rows of a table of methods against their peers, in the table's order.
+
+        Parameters
+        ----------
+        keys : set of tuple
+            The measured ``(label, *parameters)``.
+        labels : set of str
+            Every label measured, peers included.
+        ordered : list of str
+            The labels in row order.
+        times : dict
+            ``{(label, *parameters): seconds}``: the time each row's ratio compares.
+        where : iterable of tuple
+            The parameters after the label, in row order; at each, the labels go
+            in the order of ``ordered``.
+        group : callable
+            ``group(label, key)``, the group of a row: the first row of a group is
+            ruled off from the group before it.
+
+        Yields
+        ------
+        _Row
+            Each measured label at each parameter tuple, its time against its peers'.
+        """
+        previous = None
+        for at in where:
+            for label in ordered:
+                key = (label, *at)
+                if key not in keys:
+                    continue
+                peers = self._peer_of(label, labels)
+                ratio, peer = compare(times.get(key), {p: times.get((p, *at)) for p in peers})
+                current = group(label, key)
+                yield _Row(label, key, ratio, peer, peers, self._row_css(label, previous, current))
+                previous = current
+
     # -- families
 
     def feature_maps(self):
         """Per dataset and width: fit, transform, ratio to the peer, memory, errors."""
         names = ["algorithm", "dataset", "n_components"]
-        fit = self.run.series(FEATURE, "time_fit", names)
-        transform = self.run.series(FEATURE, "time_transform", names)
-        kerr = self.run.series(FEATURE, "track_kernel_error", names)
-        terr = self.run.series(FEATURE, "track_test_error", names)
-        memory = self.run.series(FEATURE, "track_transform_memory", names)
-        output = self.run.series(FEATURE, "track_output_memory", names)
+        fit, transform, kerr, terr, memory, output = (self.run.series(FEATURE, m, names) for m in _MAP_METRICS)
         keys = set(fit) | set(transform) | set(kerr) | set(terr)
         if not keys:
             return []
-        labels = {k[0] for k in keys}
-        for label in labels:
-            self._peer_of(label, labels)
+        labels = self._methods(keys)
         ordered = order_labels(labels, self.registry)
         self._note_labels([label for label in ordered if label not in self.peer_labels])
-        datasets = sorted({k[1] for k in keys}, key=lambda d: (_dataset_rank(d), str(d)))
         widths = sorted({k[2] for k in keys}, key=_num)
         per_dataset = []
-        for dataset in datasets:
+        for dataset in _datasets(keys):
             tables = []
             for width in widths:
                 table = Table(f"{dataset}, D = {width}",
                               ["algorithm", "fit", "transform", "vs peer (transform)", "memory", "output",
                                "kernel err", "test err"], "lrrlrrrr")
                 notes = Footnotes(table, self.registry)
-                previous = None
-                for label in ordered:
-                    k = (label, dataset, width)
-                    if k not in keys:
-                        continue
-                    peers = self._peer_of(label, labels)
-                    ratio, peer = compare(transform.get(k), {p: transform.get((p, dataset, width)) for p in peers})
-                    group = self._group(label)
-                    table.add([label, fmt_time(fit.get(k)), fmt_time(transform.get(k)),
-                               ratio_cell(ratio, peer, notes, label),
+                for row in self._rows(keys, labels, ordered, transform, [(dataset, width)],
+                                      lambda label, _: self._group(label)):
+                    k = row.key
+                    table.add([row.label, fmt_time(fit.get(k)), fmt_time(transform.get(k)),
+                               ratio_cell(row.ratio, row.peer, notes, row.label),
                                fmt_mib(memory.get(k)), fmt_mib(output.get(k)),
-                               fmt(kerr.get(k), ".4f"), fmt(terr.get(k), ".4f")],
-                              self._row_css(label, previous, group))
-                    previous = group
+                               fmt(kerr.get(k), ".4f"), fmt(terr.get(k), ".4f")], row.css)
                 if table.rows:
                     tables.append(table)
             series = {metric: {label: [(k[2], table[k]) for k in table if k[0] == label and k[1] == dataset]
@@ -112,66 +161,45 @@ class Report:
         return per_dataset
 
     def derived(self):
+        """Maps whose width the data sets, per dataset: fit, transform, ratio to the peer, memory, errors."""
         names = ["algorithm", "dataset"]
-        fit = self.run.series(DERIVED, "time_fit", names)
-        transform = self.run.series(DERIVED, "time_transform", names)
-        kerr = self.run.series(DERIVED, "track_kernel_error", names)
-        terr = self.run.series(DERIVED, "track_test_error", names)
-        memory = self.run.series(DERIVED, "track_transform_memory", names)
-        output = self.run.series(DERIVED, "track_output_memory", names)
+        fit, transform, kerr, terr, memory, output = (self.run.series(DERIVED, m, names) for m in _MAP_METRICS)
         keys = set(fit) | set(transform) | set(kerr) | set(terr)
         if not keys:
             return None
-        labels = {k[0] for k in keys}
-        for label in labels:
-            self._peer_of(label, labels)
+        labels = self._methods(keys)
         ordered = order_labels(labels, self.registry)
         table = Table("maps whose width the data sets (non-negative data, benchmark parameters)",
                       ["algorithm", "dataset", "fit", "transform", "vs peer (transform)", "memory", "output",
                        "kernel err", "test err"], "llrrlrrrr")
         notes = Footnotes(table, self.registry)
-        previous = None
-        for dataset in sorted({k[1] for k in keys}, key=lambda d: (_dataset_rank(d), str(d))):
-            for label in ordered:
-                k = (label, dataset)
-                if k not in keys:
-                    continue
-                peers = self._peer_of(label, labels)
-                ratio, peer = compare(transform.get(k), {p: transform.get((p, dataset)) for p in peers})
-                table.add([label, dataset, fmt_time(fit.get(k)), fmt_time(transform.get(k)),
-                           ratio_cell(ratio, peer, notes, label), fmt_mib(memory.get(k)),
-                           fmt_mib(output.get(k)), fmt(kerr.get(k), ".4f"), fmt(terr.get(k), ".4f")],
-                          self._row_css(label, previous, dataset))
-                previous = dataset
+        for row in self._rows(keys, labels, ordered, transform, [(d,) for d in _datasets(keys)],
+                              lambda _, key: key[1]):
+            k = row.key
+            table.add([row.label, k[1], fmt_time(fit.get(k)), fmt_time(transform.get(k)),
+                       ratio_cell(row.ratio, row.peer, notes, row.label), fmt_mib(memory.get(k)),
+                       fmt_mib(output.get(k)), fmt(kerr.get(k), ".4f"), fmt(terr.get(k), ".4f")], row.css)
         self._note_labels([label for label in ordered if label not in self.peer_labels])
         self.tables.append(table)
         return table
 
     def baselines(self):
+        """The exact kernel machines against scikit-learn's, per dataset: fit time and test error."""
         names = ["algorithm", "dataset"]
         fit = self.run.series(BASELINES, "time_fit", names)
         err = self.run.series(BASELINES, "track_test_error", names)
         keys = set(fit) | set(err)
         if not keys:
             return None
-        labels = {k[0] for k in keys}
-        for label in labels:
-            self._peer_of(label, labels)
+        labels = self._methods(keys)
         ordered = order_labels(labels, self.registry)
         table = Table("exact kernel machines (the papers' RBF row), same gamma",
                       ["algorithm", "dataset", "fit", "vs peer (fit)", "test err"], "llrlr")
         notes = Footnotes(table, self.registry)
-        previous = None
-        for dataset in sorted({k[1] for k in keys}, key=lambda d: (_dataset_rank(d), str(d))):
-            for label in ordered:
-                k = (label, dataset)
-                if k not in keys:
-                    continue
-                peers = self._peer_of(label, labels)
-                ratio, peer = compare(fit.get(k), {p: fit.get((p, dataset)) for p in peers})
-                table.add([label, dataset, fmt_time(fit.get(k)), ratio_cell(ratio, peer, notes, label),
-                           fmt(err.get(k), ".4f")], self._row_css(label, previous, dataset))
-                previous = dataset
+        for row in self._rows(keys, labels, ordered, fit, [(d,) for d in _datasets(keys)], lambda _, key: key[1]):
+            k = row.key
+            table.add([row.label, k[1], fmt_time(fit.get(k)), ratio_cell(row.ratio, row.peer, notes, row.label),
+                       fmt(err.get(k), ".4f")], row.css)
         self.tables.append(table)
         return table
 
@@ -186,9 +214,7 @@ class Report:
         keys = set(transform) | set(memory)
         if not keys:
             return None, []
-        labels = {k[0] for k in keys}
-        for label in labels:
-            self._peer_of(label, labels)
+        labels = self._methods(keys)
         ordered = order_labels(labels, self.registry)
         self._note_labels([label for label in ordered if label not in self.peer_labels])
         with_width = any(k[2] is not None for k in keys)
@@ -266,37 +292,32 @@ class Report:
         return table, bars
 
     def learned(self):
+        """Learned maps against the pipeline they replace, per dataset and k: fit time and test error."""
         names = ["algorithm", "dataset", "n_components"]
         fit = self.run.series(LEARNED, "time_fit", names)
         err = self.run.series(LEARNED, "track_test_error", names)
         keys = set(fit) | set(err)
         if not keys:
             return [], {}
-        labels = {k[0] for k in keys}
-        for label in labels:
-            self._peer_of(label, labels)
+        labels = self._methods(keys)
         ordered = sorted(labels, key=lambda label: (label in self.peer_labels, label))
         self._note_labels([label for label in ordered if label not in self.peer_labels])
         tables, series = [], {}
-        for dataset in sorted({k[1] for k in keys}, key=lambda d: (_dataset_rank(d), str(d))):
+        for dataset in _datasets(keys):
             table = Table(f"learned maps on {dataset} (vs rff+pegasos at the same k)",
                           ["algorithm", "k", "fit", "vs peer (fit)", "test err", "Δ err vs peer"], "lrrlrr")
             notes = Footnotes(table, self.registry)
-            previous = None
-            for width in sorted({k[2] for k in keys if k[1] == dataset}, key=_num):
-                for label in ordered:
-                    k = (label, dataset, width)
-                    if k not in keys:
-                        continue
-                    peers = self._peer_of(label, labels)
-                    ratio, peer = compare(fit.get(k), {p: fit.get((p, dataset, width)) for p in peers})
-                    theirs = err.get((peer or (peers[0] if peers else None), dataset, width))
-                    delta = None if err.get(k) is None or theirs is None else err[k] - theirs
-                    delta_cell = Cell("") if delta is None else Cell(
-                        f"{delta:+.4f}", "win" if delta < 0 else "lose" if delta > 0 else "")
-                    table.add([label, str(width), fmt_time(fit.get(k)), ratio_cell(ratio, peer, notes, label),
-                               fmt(err.get(k), ".4f"), delta_cell], self._row_css(label, previous, width))
-                    previous = width
+            widths = sorted({k[2] for k in keys if k[1] == dataset}, key=_num)
+            for row in self._rows(keys, labels, ordered, fit, [(dataset, w) for w in widths],
+                                  lambda _, key: key[2]):
+                k = row.key
+                theirs = err.get((row.peer or (row.peers[0] if row.peers else None), dataset, k[2]))
+                delta = None if err.get(k) is None or theirs is None else err[k] - theirs
+                delta_cell = Cell("") if delta is None else Cell(
+                    f"{delta:+.4f}", "win" if delta < 0 else "lose" if delta > 0 else "")
+                table.add([row.label, str(k[2]), fmt_time(fit.get(k)),
+                           ratio_cell(row.ratio, row.peer, notes, row.label), fmt(err.get(k), ".4f"), delta_cell],
+                          row.css)
             tables.append(table)
             series[dataset] = {
                 "test": {label: [(k[2], err[k]) for k in err if k[0] == label and k[1] == dataset] for label in ordered},
@@ -411,4 +432,3 @@ class Report:
         if _is_number(table[combo]):
             info["vector_bits"] = f"{table[combo]:g}"
         return info
-
