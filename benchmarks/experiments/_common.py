@@ -12,8 +12,8 @@ def one_blas_thread():
 
     Their products and factorizations are small or mid-sized, and on a shared
     2-core machine OpenBLAS's spinning threads made them 10-60x slower than one
-    thread does; limiting every method alike also lets them share the machine
-    alike.
+    thread does (CRAFTMaps' Table 1-e took 3x the CPU time); limiting every
+    method alike also lets them share the machine alike.
 
     Returns
     -------

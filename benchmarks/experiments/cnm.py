@@ -27,6 +27,7 @@ of 500 and 100 + 100 steps per round (module constants :data:`CNM` and
 methods share the machine alike.
 """
 
+from benchmarks.experiments._common import one_blas_thread
 from benchmarks.experiments._data import standardized_split
 from benchmarks.experiments._framework import experiment, figure
 
@@ -38,12 +39,6 @@ KERAPP = {"alpha": 1e-4, "batch_size": 500, "n_steps_w": 100, "n_steps_theta": 1
           "max_iter": 10, "learning_rate": 0.2}
 #: RFF's Pegasos gets as many W-steps as a CNM fit takes, so the learners match.
 PEGASOS_STEPS = CNM["n_steps_w"] * (CNM["max_iter"] + 1)
-
-
-def _single_thread():
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 # -- Figure 1 -------------------------------------------------------------------------
@@ -89,7 +84,7 @@ def cnm_figure1(run):
 
     data = {}
     jobs = [(ds, k) for ds in s["datasets"] for k in [None] + s["widths"]]
-    with _single_thread():
+    with one_blas_thread():
         for ds, k in run.progress(jobs, desc="datasets × k"):
             if ds not in data:
                 data[ds] = standardized_split(ds)
@@ -194,7 +189,7 @@ def cnm_figure2(run):
     rows = []
     data = {}
     jobs = [(ds, k, seed) for ds in s["datasets"] for k in s["widths"] for seed in range(s["seeds"])]
-    with _single_thread():
+    with one_blas_thread():
         for ds, k, seed in run.progress(jobs, desc="datasets × k × seeds"):
             if ds not in data:
                 X, y, Xt, _, gamma = standardized_split(ds)
@@ -382,7 +377,7 @@ def cnm_training_speed(run):
         return make
 
     load_start = os.getloadavg()[0]
-    with _single_thread():
+    with one_blas_thread():
         CompactNonlinearMap(4, gamma=gamma, max_iter=1).fit(X[:300], y[:300])  # compile outside the clock
         PegasosSVC(max_iter=2).fit(X[:300], y[:300])
         t_cnm, target, accs = median_fits(cnm)
