@@ -21,6 +21,7 @@ test is applied to the paper's own Table 1-e for comparison. Rows are
 unit-normalized (the paper's preprocessing for MNIST), nothing else.
 """
 
+from benchmarks.experiments._common import one_blas_thread
 from benchmarks.experiments._framework import experiment, figure
 
 #: Hamid et al., ICML 2014, Table 1-e (PENDIGITS, r = 9, q = 1, D = 8E), test error %.
@@ -68,14 +69,6 @@ def _makers(degree, up_width=None, include_rff=False, include_srht=False):
 
 def _power(E):
     return f"2^{E.bit_length() - 1}"
-
-
-def _single_thread():
-    """One BLAS thread: the products here are small, and on a shared 2-core machine threaded
-    BLAS spends more time waiting than working (measured: 3x the CPU time of Table 1-e)."""
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _ordering(points):
@@ -130,7 +123,7 @@ def craftmaps_nrmse(run):
         # the same points for every map and seed, as in the paper
         points[ds] = _unit_rows(pool[np.random.RandomState(0).choice(len(pool), s["rows"], replace=False)])
     grams = {}
-    with _single_thread():
+    with one_blas_thread():
         for ds, sweep, degree, E in run.progress(sweeps, desc="points"):
             X = points[ds]
             if (ds, degree) not in grams:
@@ -233,7 +226,7 @@ def craftmaps_table1e(run):
     makers = _makers(s["degree"], include_rff=True)
     rows = []
     jobs = [(label, E, seed) for E in s["widths"] for label in makers for seed in range(s["seeds"])]
-    with _single_thread():
+    with one_blas_thread():
         for label, E, seed in run.progress(jobs, desc="maps × E × seeds"):
             fmap = makers[label](E, seed).fit(X_train)
             Z_train, Z_test = fmap.transform(X_train), fmap.transform(X_test)

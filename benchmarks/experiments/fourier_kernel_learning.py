@@ -19,6 +19,7 @@ rather than the thread pool's. ``fkl-speed`` keeps the default threading: it
 compares two libraries as a user would run them.
 """
 
+from benchmarks.experiments._common import loglog_slope, one_blas_thread, scaling_verdict
 from benchmarks.experiments._framework import experiment, figure
 
 PAPER = "Băzăvan, Li & Sminchisescu, NIPS 2012"
@@ -30,12 +31,6 @@ PAPER_TABLE_2 = [(2500, 0.21, 0.24), (5000, 0.25, 0.29), (7500, 0.28, 0.31),
                  (10000, 0.29, 0.32), (20000, 0.31, None), (60000, 0.32, None)]
 
 
-def _one_blas_thread():
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 def _standardized(name):
     from sklearn.preprocessing import StandardScaler
 
@@ -44,12 +39,6 @@ def _standardized(name):
     data = datasets.load(name)
     scaler = StandardScaler().fit(data.X_train)
     return scaler.transform(data.X_train), data.y_train, scaler.transform(data.X_test), data.y_test
-
-
-def _slope(sizes, seconds):
-    import numpy as np
-
-    return float(np.polyfit(np.log(sizes), np.log(seconds), 1)[0])
 
 
 def _points(values, fmt="{:+.2f}"):
@@ -177,7 +166,7 @@ def fkl_synthetic(run):
     D, alpha, n_train = s["components"], s["alpha"], s["train"]
     gammas = np.logspace(-5, 1, 13)
     rows, scales = [], {}
-    with warnings.catch_warnings(), _one_blas_thread():
+    with warnings.catch_warnings(), one_blas_thread():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for seed in run.progress(range(s["seeds"]), desc="seeds"):
             rng = np.random.default_rng(seed)
@@ -276,7 +265,7 @@ def fkl_vs_krr(run):
             for label, D in ([("KRR-GD", None)] + [("RFF-SKL", D) for D in s["components"][name]])]
     data = {name: _standardized(name) for name in s["datasets"]}
     rows = []
-    with warnings.catch_warnings(), _one_blas_thread():
+    with warnings.catch_warnings(), one_blas_thread():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for name, n, label, D in run.progress(jobs, desc="fits"):
             X, y, X_test, y_test = data[name]
@@ -392,7 +381,7 @@ def fkl_scaling(run):
                          s["krr_sizes"])}
     jobs = [(label, n) for label, (_, sizes) in makers.items() for n in sizes]
     rows = []
-    with warnings.catch_warnings(), _one_blas_thread():
+    with warnings.catch_warnings(), one_blas_thread():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for make, _ in makers.values():                 # warm-up: Numba dispatch, BLAS buffers
             make().fit(*rows_of(300))
@@ -410,7 +399,7 @@ def fkl_scaling(run):
 
     series = {label: ([r["n_train"] for r in rows if r["method"] == label],
                       [r["seconds"] for r in rows if r["method"] == label]) for label in makers}
-    slopes = {label: _slope(*v) for label, v in series.items()}
+    slopes = {label: loglog_slope(*v) for label, v in series.items()}
     fig, axes = figure()
     ax = axes[0, 0]
     for label, (sizes, seconds) in series.items():
@@ -425,19 +414,11 @@ def fkl_scaling(run):
     ax.legend(fontsize=8)
     run.save_figure(fig)
 
-    rff, krr = slopes[f"RFF-SKL D={D}"], slopes["KRR-GD"]
-    linear, superlinear = rff <= 1.2, krr >= 1.5
     (rs, rt), (ks, kt) = series[f"RFF-SKL D={D}"], series["KRR-GD"]
-    run.verdict(
-        "holds" if linear and superlinear else ("partly holds" if linear or superlinear else "does not hold"),
-        ours=f"log-log slope RFF-SKL {rff:.2f} (N = {rs[0]}…{rs[-1]}: {rt[0]:.2f} s → {rt[-1]:.2f} s), "
-             f"KRR-GD {krr:.2f} (N = {ks[0]}…{ks[-1]}: {kt[0]:.2f} s → {kt[-1]:.2f} s)",
-        measured=[(f"fit-time log-log slope, {iters} iterations, 26 classes, d=16, one BLAS thread: "
-                   f"RFF-SKL (D={D}) N={rs[0]}…{rs[-1]}; KRR-GD N={ks[0]}…{ks[-1]}",
-                   f"{rff:.2f} ({rt[0]:.2f} s → {rt[-1]:.2f} s); {krr:.2f} ({kt[0]:.2f} s → {kt[-1]:.2f} s)")],
-        note="" if linear and superlinear else
-        ("RFF-SKL's slope exceeds 1.2" if not linear else "") +
-        ("; " if not linear and not superlinear else "") +
-        ("KRR-GD's slope is below 1.5 at these sizes (its O(N³) solve does not dominate yet)"
-         if not superlinear else ""),
+    scaling_verdict(
+        run,
+        f"fit-time log-log slope, {iters} iterations, 26 classes, d=16, one BLAS thread: "
+        f"RFF-SKL (D={D}) N={rs[0]}…{rs[-1]}; KRR-GD N={ks[0]}…{ks[-1]}",
+        ("RFF-SKL", rs, rt, slopes[f"RFF-SKL D={D}"]), ("KRR-GD", ks, kt, slopes["KRR-GD"]),
+        peer_floor=1.5, peer_why="its O(N³) solve does not dominate yet",
     )
