@@ -24,11 +24,6 @@ from ._rows import dense_rows, densify_rows
 from ._validation import (FeatureOverflowError, check_fits_in_memory, check_float_array, check_n_components,
                           clear_fitted_state, dask_support, is_dask_array)
 
-# Transitional, until kernel_ridge, kernel_svc and least_squares import them from
-# ._validation: all three take check_positive through this module, kernel_svc
-# also check_choice and check_n_components (the latter imported above for use here).
-from ._validation import check_choice, check_positive  # noqa: F401
-
 #: name -> class, filled as the algorithm modules are imported.
 REGISTRY: dict = {}
 

@@ -16,10 +16,17 @@ the same description, checked here once:
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["check_groups", "kernel_columns", "per_kernel"]
+from ._validation import check_fits_in_memory, check_integer
+
+__all__ = ["check_groups", "fit_group_maps", "group_features", "kernel_columns", "map_width", "per_kernel",
+           "warn_constant_model"]
 
 
 def _is_integer(value):
@@ -147,3 +154,97 @@ def kernel_columns(groups, gamma, n_features):
             raise ValueError("gamma is an empty sequence: give at least one bandwidth")
         return [columns[0]] * len(gammas), gammas
     return columns, per_kernel(gamma, len(columns), "gamma")
+
+
+def fit_group_maps(X, groups, gamma, n_components, maps, rng):
+    """The feature map of each kernel, fitted on its group's columns.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    groups, gamma, n_components
+        As for :func:`kernel_columns` and :func:`per_kernel`: one Gaussian
+        :class:`kernelmaps.RandomFourierFeatures` per kernel.
+    maps : list of feature maps or None
+        Replaces the Gaussian maps: one per group (or per kernel on all columns
+        when ``groups=None``). Unfitted maps are cloned and fitted; fitted ones are
+        used as they are.
+    rng : numpy.random.Generator
+        Draws one seed per cloned map.
+
+    Returns
+    -------
+    columns : list of ndarray of int
+    fitted : list of fitted feature maps
+    """
+    from .rff import RandomFourierFeatures  # the default map; imported late, as a public module
+
+    n_features = X.shape[1]
+    if maps is None:
+        columns, gammas = kernel_columns(groups, gamma, n_features)
+        widths = per_kernel(n_components, len(columns), "n_components")
+        maps = [RandomFourierFeatures(n_components=check_integer(w, "n_components", 1), gamma=g)
+                for w, g in zip(widths, gammas)]
+    else:
+        if isinstance(maps, (str, bytes)) or not hasattr(maps, "__len__"):
+            raise ValueError(f"maps must be a list of feature maps, got {maps!r}")
+        maps = list(maps)
+        if not maps:
+            raise ValueError("maps is empty: give at least one feature map")
+        columns, _ = kernel_columns(groups, "scale", n_features)
+        if groups is None:
+            columns = columns * len(maps)
+        if len(maps) != len(columns):
+            raise ValueError(f"maps has {len(maps)} entries but groups defines "
+                             f"{len(columns)} groups: give one map per group")
+    fitted = []
+    for t, (cols, feature_map) in enumerate(zip(columns, maps)):
+        if not hasattr(feature_map, "transform"):
+            raise ValueError(f"maps[{t}] is not a feature map: {feature_map!r}")
+        try:
+            check_is_fitted(feature_map)
+        except NotFittedError:
+            feature_map = clone(feature_map)
+            if "random_state" in feature_map.get_params():
+                feature_map.set_params(random_state=int(rng.integers(2 ** 31 - 1)))
+            feature_map.fit(X[:, cols])
+        else:
+            expected = getattr(feature_map, "n_features_in_", len(cols))
+            if expected != len(cols):
+                raise ValueError(f"maps[{t}] was fitted on {expected} columns but its group "
+                                 f"has {len(cols)}")
+        fitted.append(feature_map)
+    return columns, fitted
+
+
+def map_width(feature_map, row):
+    """Output width of a fitted map, read from the transform of one row (any map has one)."""
+    return int(feature_map.transform(row).shape[1])
+
+
+def group_features(feature_maps, columns, bounds, X, groups=None):
+    """The concatenated features of the kernels in ``groups`` (all by default), float64.
+
+    Kernel ``t``'s features are columns ``bounds[t]:bounds[t + 1]`` of the result.
+    """
+    groups = range(len(feature_maps)) if groups is None else groups
+    widths = [int(bounds[t + 1] - bounds[t]) for t in groups]
+    check_fits_in_memory(8 * X.shape[0] * sum(widths), f"n_samples={X.shape[0]}",
+                         "the concatenated random features")
+    F = np.empty((X.shape[0], sum(widths)))
+    start = 0
+    for t, width in zip(groups, widths):
+        block = feature_maps[t].transform(X[:, columns[t]])
+        if block.shape[1] != width:
+            raise ValueError(f"feature map {t} gives {block.shape[1]} features, not the "
+                             f"{width} it gave at fit")
+        F[:, start:start + width] = block
+        start += width
+    return F
+
+
+def warn_constant_model(alpha, alpha_max, problem, remedy):
+    """Warn that ``alpha >= alpha_max`` zeroes every kernel's weight: the fitted model is a constant."""
+    warnings.warn(f"alpha={alpha:.4g} is at or above alpha_max={alpha_max:.4g}{problem}, the smallest "
+                  "alpha at which every kernel's weight is zero: the model is a constant. Give a "
+                  f"smaller alpha, or {remedy}", UserWarning, stacklevel=4)

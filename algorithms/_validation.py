@@ -332,3 +332,36 @@ def clear_fitted_state(estimator):
         delattr(estimator, name)
     for private in getattr(estimator, "_fitted_private", ()):
         estimator.__dict__.pop(private, None)
+
+
+def validation_rows(n, fraction, stratify, seed, remedy):
+    """Training and validation row indices for choosing a hyperparameter on held-out rows.
+
+    ``round(fraction * n)`` rows (at least one) are held out, stratified by the
+    labels ``stratify`` when every class has two rows or more (plainly random
+    otherwise).
+
+    Parameters
+    ----------
+    n : int
+    fraction : float in (0, 1)
+    stratify : ndarray of int or None
+    seed : int
+    remedy : str
+        What the user can do when ``n`` is too small, for the error message.
+
+    Returns
+    -------
+    train, validation : ndarray of int
+    """
+    from sklearn.model_selection import train_test_split
+
+    n_val = max(1, int(round(fraction * n)))
+    if n - n_val < 2:
+        raise ValueError(f"{n} rows are too few to hold out a validation split; {remedy}")
+    if stratify is not None and np.bincount(stratify).min() < 2:
+        stratify = None
+    try:
+        return train_test_split(np.arange(n), test_size=n_val, random_state=seed, stratify=stratify)
+    except ValueError:      # too few rows per class for a stratified split
+        return train_test_split(np.arange(n), test_size=n_val, random_state=seed)

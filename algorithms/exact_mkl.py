@@ -23,7 +23,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
-from ._groups import kernel_columns
+from ._groups import kernel_columns, warn_constant_model
 from ._kernels import GAMMA_SAMPLE_SEED, exact_kernel, resolve_gamma
 from ._solvers.l1_mkl import l1_mkl_alpha_max, solve_l1_mkl
 from ._validation import (check_fits_in_memory, check_input, check_integer, check_positive,
@@ -99,11 +99,8 @@ class _ExactMKLBase(RegisteredEstimator, BaseEstimator):
             else:
                 alphas.append(alpha)
                 if alpha >= alpha_max:
-                    warnings.warn(f"alpha={alpha:.4g} is at or above alpha_max={alpha_max:.4g}"
-                                  f"{problem}, the smallest alpha at which every kernel's weight "
-                                  "is zero: the model is a constant. Give a smaller alpha, or "
-                                  "alpha=None for DEFAULT_ALPHA_RATIO * alpha_max", UserWarning,
-                                  stacklevel=3)
+                    warn_constant_model(alpha, alpha_max, problem,
+                                        "alpha=None for DEFAULT_ALPHA_RATIO * alpha_max")
             solution = solve_l1_mkl(grams, T[:, j], alphas[-1], max_iter=max_iter, tol=tol)
             if not solution.converged:
                 what = (f"max_iter={max_iter} iterations" if solution.n_iter >= max_iter

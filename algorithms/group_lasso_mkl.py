@@ -13,38 +13,31 @@ weights ``d_t = ||w_t|| / sqrt(2)`` (eq. 16) and ``C = sqrt(2) / alpha``.
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
-from sklearn.exceptions import ConvergenceWarning, NotFittedError
-from sklearn.model_selection import train_test_split
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
-from ._groups import kernel_columns, per_kernel
+from ._groups import fit_group_maps, group_features, map_width, warn_constant_model
 from ._parallel import blas_single_thread, n_worker_threads
 from ._solvers.fista import fista
-from ._solvers.group_lasso import _alpha_max, _products, group_lasso_path
+from ._solvers.group_lasso import PATH_PATIENCE, _alpha_max, _products, group_lasso_path
 from ._solvers.group_lasso_losses import _Loss
-from ._validation import (check_choice, check_fits_in_memory, check_fraction, check_generator,
+from ._validation import (check_choice, check_fraction, check_generator,
                           check_input, check_integer, check_positive, check_regression_targets,
-                          clear_fitted_state)
+                          clear_fitted_state, validation_rows)
 
 # The solvers were defined in this module: their public names stay importable from it.
 from ._solvers.fista import FistaResult, group_soft_threshold, lipschitz_estimate  # noqa: F401
-from ._solvers.group_lasso import (GroupLassoSolution, group_lasso_objective,  # noqa: F401
-                                   solve_group_lasso)
+from ._solvers.group_lasso import GroupLassoSolution, group_lasso_objective, solve_group_lasso  # noqa
 from ._solvers.group_lasso_losses import LOSS_CODES  # noqa: F401
 
 __all__ = ["GroupLassoMKL", "GroupLassoMKLClassifier", "GroupLassoMKLRegressor"]
-
-#: The path stops after the validation loss rises at this many consecutive alphas
-#: past its minimum.
-PATH_PATIENCE = 3
 
 _PAPER = ("Băzăvan, Li & Sminchisescu, Learning random kernel approximations for object "
           "recognition, NIPS 2012, section 3.3 (RFF-GL)")
@@ -188,62 +181,9 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
 
     # -- the kernels as feature groups -----------------------------------------
 
-    def _make_maps(self, X, rng):
-        from .rff import RandomFourierFeatures
-
-        n_features = X.shape[1]
-        if self.maps is None:
-            columns, gammas = kernel_columns(self.groups, self.gamma, n_features)
-            widths = per_kernel(self.n_components, len(columns), "n_components")
-            maps = [RandomFourierFeatures(n_components=check_integer(w, "n_components", 1),
-                                          gamma=g) for w, g in zip(widths, gammas)]
-        else:
-            if isinstance(self.maps, (str, bytes)) or not hasattr(self.maps, "__len__"):
-                raise ValueError(f"maps must be a list of feature maps, got {self.maps!r}")
-            maps = list(self.maps)
-            if not maps:
-                raise ValueError("maps is empty: give at least one feature map")
-            columns, _ = kernel_columns(self.groups, "scale", n_features)
-            if self.groups is None:
-                columns = columns * len(maps)
-            if len(maps) != len(columns):
-                raise ValueError(f"maps has {len(maps)} entries but groups defines "
-                                 f"{len(columns)} groups: give one map per group")
-        fitted = []
-        for t, (cols, feature_map) in enumerate(zip(columns, maps)):
-            if not hasattr(feature_map, "transform"):
-                raise ValueError(f"maps[{t}] is not a feature map: {feature_map!r}")
-            try:
-                check_is_fitted(feature_map)
-            except NotFittedError:
-                feature_map = clone(feature_map)
-                if "random_state" in feature_map.get_params():
-                    feature_map.set_params(random_state=int(rng.integers(2 ** 31 - 1)))
-                feature_map.fit(X[:, cols])
-            else:
-                expected = getattr(feature_map, "n_features_in_", len(cols))
-                if expected != len(cols):
-                    raise ValueError(f"maps[{t}] was fitted on {expected} columns but its group "
-                                     f"has {len(cols)}")
-            fitted.append(feature_map)
-        return columns, fitted
-
     def _features(self, X, groups=None):
         """The concatenated features of the kernels in ``groups`` (all by default), float64."""
-        groups = range(len(self.feature_maps_)) if groups is None else groups
-        widths = [int(self.feature_bounds_[t + 1] - self.feature_bounds_[t]) for t in groups]
-        check_fits_in_memory(8 * X.shape[0] * sum(widths), f"n_samples={X.shape[0]}",
-                             "the concatenated random features")
-        F = np.empty((X.shape[0], sum(widths)))
-        start = 0
-        for t, width in zip(groups, widths):
-            block = self.feature_maps_[t].transform(X[:, self.kernel_columns_[t]])
-            if block.shape[1] != width:
-                raise ValueError(f"feature map {t} gives {block.shape[1]} features, not the "
-                                 f"{width} it gave at fit")
-            F[:, start:start + width] = block
-            start += width
-        return F
+        return group_features(self.feature_maps_, self.kernel_columns_, self.feature_bounds_, X, groups)
 
     # -- parameters -------------------------------------------------------------
 
@@ -254,10 +194,7 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
         self._max_iter = check_integer(self.max_iter, "max_iter", 1)
         check_positive(self.tol, "tol")
         self._n_alphas = check_integer(self.n_alphas, "n_alphas", 2)
-        ratio = self.alpha_min_ratio
-        if (isinstance(ratio, bool) or not isinstance(ratio, numbers.Real)
-                or not 0 < ratio < 1):
-            raise ValueError(f"alpha_min_ratio must be a number in (0, 1), got {ratio!r}")
+        check_fraction(self.alpha_min_ratio, "alpha_min_ratio", allow_zero=False)
         check_choice(self.alpha_selection, "alpha_selection", ("min", "one_se"))
         check_fraction(self.validation_fraction, "validation_fraction", allow_zero=False)
         return self._make_loss()
@@ -270,8 +207,9 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
     def _fit(self, X, T, stratify, loss):
         rng = check_generator(self.random_state)
         X = np.asarray(X, dtype=np.float64)
-        self.kernel_columns_, self.feature_maps_ = self._make_maps(X, rng)
-        widths = [_width(m, X[:1, cols])
+        self.kernel_columns_, self.feature_maps_ = fit_group_maps(
+            X, self.groups, self.gamma, self.n_components, self.maps, rng)
+        widths = [map_width(m, X[:1, cols])
                   for m, cols in zip(self.feature_maps_, self.kernel_columns_)]
         self.feature_bounds_ = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
         F = self._features(X)
@@ -291,10 +229,7 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
                 W = np.zeros((F.shape[1], T.shape[1]))
                 b = b0
             if self.alpha is not None and alpha >= scale:
-                warnings.warn(f"alpha={alpha:.4g} is at or above alpha_max={scale:.4g}, the "
-                              "smallest alpha at which every kernel's weight is zero: the model "
-                              "is a constant. Give a smaller alpha, or alpha=None to choose it "
-                              "on a validation split", UserWarning, stacklevel=3)
+                warn_constant_model(alpha, scale, "", "alpha=None to choose it on a validation split")
             result = fista(products, bounds, alpha, W, b, lipschitz=lipschitz,
                            max_iter=self._max_iter, tol=self.tol, scale=scale)
         W, b, norms = result.coef, result.intercept, result.group_norms
@@ -316,19 +251,8 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
 
     def _path(self, F, T, bounds, loss, rng, stratify, pool):
         """The regularization path on a training split; alpha chosen on the validation rows."""
-        n = F.shape[0]
-        n_val = max(1, int(round(self.validation_fraction * n)))
-        if n - n_val < 2:
-            raise ValueError(f"{n} rows are too few to hold out a validation split; give "
-                             "alpha or more rows")
-        if stratify is not None and np.bincount(stratify).min() < 2:
-            stratify = None
-        split_seed = int(rng.integers(2 ** 31 - 1))
-        try:
-            train, val = train_test_split(np.arange(n), test_size=n_val, random_state=split_seed,
-                                          stratify=stratify)
-        except ValueError:      # too few rows per class for a stratified split
-            train, val = train_test_split(np.arange(n), test_size=n_val, random_state=split_seed)
+        train, val = validation_rows(F.shape[0], self.validation_fraction, stratify,
+                                     int(rng.integers(2 ** 31 - 1)), "give alpha or more rows")
         F_train, T_train = F[train], T[train]
         F_val, T_val = F[val], T[val]
         products = _products(F_train, T_train, loss, pool)
@@ -363,17 +287,14 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self)
-        X = check_input(self, X, reset=False)
-        X = np.asarray(X, dtype=np.float64)
+        X = np.asarray(check_input(self, X, reset=False), dtype=np.float64)
         coef = np.atleast_2d(self.coef_)
-        scores = np.broadcast_to(np.asarray(self.intercept_, dtype=np.float64),
-                                 (X.shape[0], coef.shape[0])).copy()
+        scores = np.tile(np.atleast_1d(self.intercept_).astype(np.float64), (X.shape[0], 1))
         active = self.active_groups_
         if active.size:
             # zero groups cost nothing at predict time: their maps are not applied
             F = self._features(X, active)
-            rows = np.concatenate([np.arange(self.feature_bounds_[t], self.feature_bounds_[t + 1])
-                                   for t in active])
+            rows = np.concatenate([np.arange(*self.feature_bounds_[t:t + 2]) for t in active])
             scores += F @ coef[:, rows].T
         return scores
 
@@ -382,11 +303,6 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
         tags.input_tags.sparse = False
         return tags
 
-
-
-def _width(feature_map, row):
-    """Output width of a fitted map, read from the transform of one row (any map has one)."""
-    return int(feature_map.transform(row).shape[1])
 
 
 class GroupLassoMKLClassifier(ClassifierMixin, GroupLassoMKL):
@@ -400,9 +316,8 @@ class GroupLassoMKLClassifier(ClassifierMixin, GroupLassoMKL):
     loss : {'squared', 'logistic'}, default='squared'
         The per-sample loss on the +-1 code; ``'logistic'`` gives ``predict_proba``.
     groups, n_components, gamma, alpha, max_iter, tol, random_state, maps
-        As in :class:`GroupLassoMKL`, with the same defaults.
-    n_alphas, alpha_min_ratio, alpha_selection, validation_fraction
-        As in :class:`GroupLassoMKL`.
+        As in :class:`GroupLassoMKL`, with its defaults, and so are ``n_alphas``,
+        ``alpha_min_ratio``, ``alpha_selection`` and ``validation_fraction``.
 
     Attributes
     ----------
@@ -477,9 +392,8 @@ class GroupLassoMKLRegressor(RegressorMixin, GroupLassoMKL):
         The loss's gamma: larger is closer to the epsilon-insensitive loss, with a
         proportionally smaller FISTA step.
     groups, n_components, gamma, alpha, max_iter, random_state, maps
-        As in :class:`GroupLassoMKL`, with the same defaults.
-    n_alphas, alpha_min_ratio, alpha_selection, validation_fraction
-        As in :class:`GroupLassoMKL`.
+        As in :class:`GroupLassoMKL`, with its defaults, and so are ``n_alphas``,
+        ``alpha_min_ratio``, ``alpha_selection`` and ``validation_fraction``.
 
     Attributes
     ----------

@@ -305,6 +305,11 @@ class GroupLassoPath(NamedTuple):
     residual: list
 
 
+#: The path stops after the validation loss rises at this many consecutive alphas
+#: past its minimum.
+PATH_PATIENCE = 3
+
+
 def group_lasso_path(products, loss, bounds, alphas, intercept, F_val, T_val, *, max_iter, tol,
                      scale, patience):
     """FISTA at decreasing ``alphas``, each warm-started from the last, scored on held-out rows.
