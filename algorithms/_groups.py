@@ -247,4 +247,4 @@ def warn_constant_model(alpha, alpha_max, problem, remedy):
     """Warn that ``alpha >= alpha_max`` zeroes every kernel's weight: the fitted model is a constant."""
     warnings.warn(f"alpha={alpha:.4g} is at or above alpha_max={alpha_max:.4g}{problem}, the smallest "
                   "alpha at which every kernel's weight is zero: the model is a constant. Give a "
-                  f"smaller alpha, or {remedy}", UserWarning, stacklevel=4)
+                  f"smaller alpha, or {remedy}", UserWarning, stacklevel=5)

@@ -29,8 +29,9 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
-from ._validation import check_fraction, check_input, check_integer, check_positive, clear_fitted_state
+from ._base import RegisteredEstimator, classes_from_scores
+from ._targets import OneVsRestFitMixin, RegressionFitMixin
+from ._validation import check_fraction, check_input, check_integer, check_positive
 
 #: Factors of the heuristic scales tried before L-BFGS starts (one objective
 #: evaluation each): the descent starts from the best.
@@ -143,7 +144,7 @@ class ScaleLearnerBase(RegisteredEstimator, BaseEstimator):
             warnings.warn(
                 f"{type(self).__name__}: L-BFGS stopped at max_iter={max_iter} before the validation "
                 f"objective converged: the projected gradient reached {projected:.3g} against "
-                f"tol={tol}; increase max_iter", ConvergenceWarning, stacklevel=3)
+                f"tol={tol}; increase max_iter", ConvergenceWarning, stacklevel=4)
         self.initial_scales_ = best * start
         self.scales_ = sigma_of(result.x)
         self.objective_history_ = np.asarray(history)
@@ -157,27 +158,15 @@ class ScaleLearnerBase(RegisteredEstimator, BaseEstimator):
         return self._predict_centred(np.asarray(X, dtype=np.float64)) + self.intercept_
 
 
-class ScaleLearningRegressor(RegressorMixin, ScaleLearnerBase):
+class ScaleLearningRegressor(RegressorMixin, RegressionFitMixin, ScaleLearnerBase):
     """Regression: ``y`` of shape ``(n,)`` or ``(n, n_targets)``."""
 
-    def fit(self, X, y):
-        """Learn the kernel scales on a validation split, then fit on all rows.
+    _multi_output_targets = True
+    _target_input = {"dtype": np.float64}
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
-
-        Returns
-        -------
-        self
-        """
-        clear_fitted_state(self)
-        X, y = check_input(self, X, y, reset=True, multi_output=True, y_numeric=True, dtype=np.float64)
-        T = np.asarray(y, dtype=np.float64)
-        self._learn(X, T.reshape(len(T), -1), None)
-        self._single_target = T.ndim == 1
-        return self
+    def _fit_targets(self, X, y, labels):
+        self._learn(X, y.reshape(len(y), -1), None)
+        self._single_target = y.ndim == 1
 
     def predict(self, X):
         """Predicted targets.
@@ -199,26 +188,13 @@ class ScaleLearningRegressor(RegressorMixin, ScaleLearnerBase):
         return tags
 
 
-class ScaleLearningClassifier(ClassifierMixin, ScaleLearnerBase):
+class ScaleLearningClassifier(ClassifierMixin, OneVsRestFitMixin, ScaleLearnerBase):
     """One-vs-rest classification on ±1 targets, one kernel shared by the classes."""
 
-    def fit(self, X, y):
-        """Learn the kernel scales on a stratified validation split, then fit on all rows.
+    _target_input = {"dtype": np.float64}
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        clear_fitted_state(self)
-        X, y = check_input(self, X, y, reset=True, dtype=np.float64)
-        labels = encode_classes(self, y)
-        self._learn(X, one_vs_rest_code(len(self.classes_))[labels], labels)
-        return self
+    def _fit_targets(self, X, T, labels):
+        self._learn(X, T, labels)
 
     def decision_function(self, X):
         """One-vs-rest scores.

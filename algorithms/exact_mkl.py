@@ -22,12 +22,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
+from ._base import RegisteredEstimator, classes_from_scores
 from ._groups import kernel_columns, warn_constant_model
 from ._kernels import GAMMA_SAMPLE_SEED, exact_kernel, resolve_gamma
 from ._solvers.l1_mkl import l1_mkl_alpha_max, solve_l1_mkl
-from ._validation import (check_fits_in_memory, check_input, check_integer, check_positive,
-                          check_regression_targets, clear_fitted_state)
+from ._targets import OneVsRestFitMixin, RegressionFitMixin
+from ._validation import check_fits_in_memory, check_input, check_integer, check_positive
 
 # The solver was defined in this module: its result type stays importable from it.
 from ._solvers.l1_mkl import MKLSolution  # noqa: F401
@@ -107,7 +107,7 @@ class _ExactMKLBase(RegisteredEstimator, BaseEstimator):
                         else f"{solution.n_iter} iterations (no further descent in floating point)")
                 warnings.warn(f"{type(self).__name__} stopped after {what}{problem}: its largest "
                               f"KKT violation reached {solution.kkt_violation:.3g} against tol={tol}; "
-                              "raise max_iter or tol", ConvergenceWarning, stacklevel=3)
+                              "raise max_iter or tol", ConvergenceWarning, stacklevel=4)
             solutions.append(solution)
         self.alpha_ = alphas[0] if T.shape[1] == 1 else np.array(alphas)
         return solutions
@@ -149,7 +149,7 @@ class _ExactMKLBase(RegisteredEstimator, BaseEstimator):
         return scores
 
 
-class ExactMKLRegressor(RegressorMixin, _ExactMKLBase):
+class ExactMKLRegressor(RegressorMixin, RegressionFitMixin, _ExactMKLBase):
     """Exact l1 multiple kernel learning regression (GMKL solved as SimpleMKL).
 
     One Gaussian kernel ``exp(-gamma ||x - y||^2)`` per group of input columns, combined
@@ -255,25 +255,10 @@ class ExactMKLRegressor(RegressorMixin, _ExactMKLBase):
     """
 
     name = "exact_mkl_regressor"
+    _classifier_name = "ExactMKLClassifier"
 
-    def fit(self, X, y):
-        """Learn the kernel weights and the predictor.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Numeric targets.
-
-        Returns
-        -------
-        self
-        """
-        clear_fitted_state(self)
-        X, y = check_input(self, X, y, reset=True)
-        y = check_regression_targets(self, y, "ExactMKLClassifier")
+    def _fit_targets(self, X, y, labels):
         self._store(self._fit_problems(X, y[:, None]), single=True)
-        return self
 
     def predict(self, X):
         """``sum_t d_t K_t(X, X_fit_) dual_coef_ + intercept_``.
@@ -289,7 +274,7 @@ class ExactMKLRegressor(RegressorMixin, _ExactMKLBase):
         return self._scores(X)[:, 0]
 
 
-class ExactMKLClassifier(ClassifierMixin, _ExactMKLBase):
+class ExactMKLClassifier(ClassifierMixin, OneVsRestFitMixin, _ExactMKLBase):
     """Exact l1 multiple kernel learning classification, one-vs-rest.
 
     One regression problem per class onto the ±1 one-vs-rest targets (a single one
@@ -342,25 +327,8 @@ class ExactMKLClassifier(ClassifierMixin, _ExactMKLBase):
 
     name = "exact_mkl_classifier"
 
-    def fit(self, X, y):
-        """Learn one set of kernel weights and a predictor per one-vs-rest problem.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Class labels.
-
-        Returns
-        -------
-        self
-        """
-        clear_fitted_state(self)
-        X, y = check_input(self, X, y, reset=True)
-        labels = encode_classes(self, y)
-        T = one_vs_rest_code(len(self.classes_))[labels]
+    def _fit_targets(self, X, T, labels):
         self._store(self._fit_problems(X, T), single=T.shape[1] == 1)
-        return self
 
     def decision_function(self, X):
         """One-vs-rest scores; shape (n,) for two classes, else (n, n_classes)."""

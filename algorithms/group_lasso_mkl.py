@@ -22,15 +22,15 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
+from ._base import RegisteredEstimator, classes_from_scores
 from ._groups import fit_group_maps, group_features, map_width, warn_constant_model
 from ._parallel import blas_single_thread, n_worker_threads
 from ._solvers.fista import fista
 from ._solvers.group_lasso import PATH_PATIENCE, _alpha_max, _products, group_lasso_path
 from ._solvers.group_lasso_losses import _Loss
-from ._validation import (check_choice, check_fraction, check_generator,
-                          check_input, check_integer, check_positive, check_regression_targets,
-                          clear_fitted_state, validation_rows)
+from ._targets import OneVsRestFitMixin, RegressionFitMixin
+from ._validation import (check_choice, check_fraction, check_generator, check_input,
+                          check_integer, check_positive, validation_rows)
 
 # The solvers were defined in this module: their public names stay importable from it.
 from ._solvers.fista import FistaResult, group_soft_threshold, lipschitz_estimate  # noqa: F401
@@ -236,7 +236,7 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
         if not result.converged:
             warnings.warn(f"FISTA stopped at max_iter={self._max_iter} (alpha={alpha:.4g}): its "
                           f"relative gradient mapping reached {result.residual:.3g} against "
-                          f"tol={self.tol}; raise max_iter or tol", ConvergenceWarning, stacklevel=3)
+                          f"tol={self.tol}; raise max_iter or tol", ConvergenceWarning, stacklevel=4)
         self.alpha_ = alpha
         self.n_iter_ = result.n_iter
         self.objective_history_ = np.asarray(result.objective_history)
@@ -270,7 +270,7 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
                 warnings.warn(f"FISTA stopped at max_iter={self._max_iter} at alpha={alpha:.4g} on "
                               f"the path: its relative gradient mapping reached {residual:.3g} "
                               f"against tol={self.tol}; raise max_iter or tol", ConvergenceWarning,
-                              stacklevel=4)
+                              stacklevel=5)
         val_loss, val_se = path.validation_loss, path.validation_loss_se
         best = int(np.argmin(val_loss))
         if self.alpha_selection == "one_se":
@@ -305,7 +305,7 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
 
 
 
-class GroupLassoMKLClassifier(ClassifierMixin, GroupLassoMKL):
+class GroupLassoMKLClassifier(ClassifierMixin, OneVsRestFitMixin, GroupLassoMKL):
     """Multiple kernel learning classifier: group lasso on random Fourier features.
 
     One-vs-rest on the +-1 code: one group-lasso problem per class (one for two
@@ -342,14 +342,8 @@ class GroupLassoMKLClassifier(ClassifierMixin, GroupLassoMKL):
     test_params = {"n_components": 64, "alpha": 0.001, "max_iter": 200, "random_state": 0}
     _losses = ("squared", "logistic")
 
-    def fit(self, X, y):
-        """Fit the maps, then the group lasso (along the path when ``alpha=None``)."""
-        loss = self._check_params()
-        clear_fitted_state(self)
-        X, y = check_input(self, X, y, reset=True)
-        labels = encode_classes(self, y)
-        T = np.ascontiguousarray(one_vs_rest_code(len(self.classes_))[labels])
-        return self._fit(X, T, labels, loss)
+    def _fit_targets(self, X, T, labels):
+        self._fit(X, np.ascontiguousarray(T), labels, self._check_params())
 
     def decision_function(self, X):
         """Scores: shape (n_samples,) for two classes, else (n_samples, n_classes)."""
@@ -371,7 +365,7 @@ class GroupLassoMKLClassifier(ClassifierMixin, GroupLassoMKL):
         return p / p.sum(axis=1, keepdims=True)
 
 
-class GroupLassoMKLRegressor(RegressorMixin, GroupLassoMKL):
+class GroupLassoMKLRegressor(RegressorMixin, RegressionFitMixin, GroupLassoMKL):
     """Multiple kernel learning regressor: group lasso on random Fourier features.
 
     With ``loss='epsilon_logistic'``, the smooth epsilon-insensitive gamma-logistic
@@ -416,6 +410,7 @@ class GroupLassoMKLRegressor(RegressorMixin, GroupLassoMKL):
     """
 
     name = "group_lasso_mkl_regressor"
+    _classifier_name = "GroupLassoMKLClassifier"
     test_params = {"n_components": 64, "alpha": 0.001, "max_iter": 200, "random_state": 0}
     _losses = ("squared", "epsilon_logistic")
 
@@ -436,14 +431,8 @@ class GroupLassoMKLRegressor(RegressorMixin, GroupLassoMKL):
         check_positive(self.sharpness, "sharpness")
         return _Loss(self.loss, self.epsilon, self.sharpness)
 
-    def fit(self, X, y):
-        """Fit the maps, then the group lasso (along the path when ``alpha=None``)."""
-        loss = self._check_params()
-        clear_fitted_state(self)
-        X, y = check_input(self, X, y, reset=True)
-        y = check_regression_targets(self, y, "GroupLassoMKLClassifier")
-        T = np.ascontiguousarray(np.asarray(y, dtype=np.float64)[:, None])
-        return self._fit(X, T, None, loss)
+    def _fit_targets(self, X, y, labels):
+        self._fit(X, np.ascontiguousarray(y[:, None]), None, self._check_params())
 
     def predict(self, X):
         """``F(X) w + b``."""

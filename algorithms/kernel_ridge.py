@@ -5,10 +5,11 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
+from ._base import KernelParameter, RegisteredEstimator, classes_from_scores
 from ._kernel_params import FittedKernelMixin
 from ._kernels import GAMMA_SAMPLE_SEED, check_kernel_params, exact_kernel, resolve_gamma
-from ._validation import check_fits_in_memory, check_input, check_positive, clear_fitted_state
+from ._targets import OneVsRestFitMixin, RegressionFitMixin
+from ._validation import check_fits_in_memory, check_input, check_positive
 
 __all__ = ["KernelRidge", "KernelRidgeClassifier"]
 
@@ -54,7 +55,7 @@ class _KernelRidgeBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
         return K @ self.dual_coef_
 
 
-class KernelRidge(RegressorMixin, _KernelRidgeBase):
+class KernelRidge(RegressorMixin, RegressionFitMixin, _KernelRidgeBase):
     """Exact kernel ridge regression, ``f(x) = sum_i c_i k(x_i, x)``.
 
     ``c = (K + alpha I)^-1 y`` by a Cholesky factorization (``scipy.linalg.cho_factor``):
@@ -101,25 +102,11 @@ class KernelRidge(RegressorMixin, _KernelRidgeBase):
     """
 
     name = "kernel_ridge"
+    _multi_output_targets = True
     test_params = {"alpha": 1.0, "gamma": 0.5}
 
-    def fit(self, X, y):
-        """Solve ``(K + alpha I) c = y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,) or (n_samples, n_targets)
-
-        Returns
-        -------
-        self
-        """
-        clear_fitted_state(self)
-        X, y = check_input(self, X, y, reset=True,
-                             multi_output=True, y_numeric=True)
-        self._solve(X, np.asarray(y, dtype=np.float64))
-        return self
+    def _fit_targets(self, X, y, labels):
+        self._solve(X, y)
 
     def predict(self, X):
         """``K(X, X_fit) @ dual_coef_``."""
@@ -131,7 +118,7 @@ class KernelRidge(RegressorMixin, _KernelRidgeBase):
         return tags
 
 
-class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
+class KernelRidgeClassifier(ClassifierMixin, OneVsRestFitMixin, _KernelRidgeBase):
     """Exact kernel ridge classification: one-vs-rest regression onto +1 / -1.
 
     One solve ``(K + alpha I) C = T`` for all classes, ``T[i, c] = +1`` if ``y_i`` is
@@ -178,24 +165,8 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
     name = "kernel_ridge_classifier"
     test_params = {"alpha": 1.0, "gamma": 0.5}
 
-    def fit(self, X, y):
-        """Solve the one-vs-rest ridge systems.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self
-        """
-        clear_fitted_state(self)
-        X, y = check_input(self, X, y, reset=True)
-        labels = encode_classes(self, y)
-        T = one_vs_rest_code(len(self.classes_))[labels]
+    def _fit_targets(self, X, T, labels):
         self._solve(X, T)
-        return self
 
     def decision_function(self, X):
         """One-vs-rest scores; shape (n_samples,) for two classes."""
