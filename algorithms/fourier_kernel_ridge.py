@@ -210,7 +210,9 @@ class _FourierKernelRidgeBase:
         return self.feature_map_.transform(X) @ self.coef_
 
 
-_SHARED_DOC = """
+class FourierKernelRidge(_FourierKernelRidgeBase, ScaleLearningRegressor):
+    """RFF-SKL regression: random-feature ridge with learned kernel scales.
+
     Ridge regression on :class:`kernelmaps.QuantileFourierFeatures`,
     ``beta = (Phi^T Phi + alpha I)^-1 Phi^T y`` (eq. 3), with the kernel's scales
     ``sigma`` learned: the rows are split into a training and a validation part,
@@ -273,12 +275,7 @@ _SHARED_DOC = """
     ----------
     Băzăvan, E. G., Li, F. and Sminchisescu, C. Learning random kernel
     approximations for object recognition. NIPS 2012, section 3.2.
-"""
 
-
-class FourierKernelRidge(_FourierKernelRidgeBase, ScaleLearningRegressor):
-    __doc__ = """RFF-SKL regression: random-feature ridge with learned kernel scales.
-""" + _SHARED_DOC + """
     Examples
     --------
     >>> import numpy as np
@@ -291,18 +288,31 @@ class FourierKernelRidge(_FourierKernelRidgeBase, ScaleLearningRegressor):
     True
     >>> bool(reg.score(X, y) > 0.9)
     True
-"""
+    """
 
     name = "fourier_kernel_ridge"
     test_params = {"n_components": 32, "max_iter": 20}
 
 
 class FourierKernelRidgeClassifier(_FourierKernelRidgeBase, ScaleLearningClassifier):
-    __doc__ = """RFF-SKL classification: one-vs-rest random-feature ridge with learned scales.
+    """RFF-SKL classification: one-vs-rest random-feature ridge with learned scales.
 
     The classes share one kernel: the targets are the ±1 one-vs-rest codes and
     the objective sums their validation errors.
-""" + _SHARED_DOC + """
+
+    Parameters and attributes are those of :class:`FourierKernelRidge`; the
+    targets are the ±1 one-vs-rest codes of ``classes_`` (one problem for two
+    classes), so ``intercept_`` has one entry per problem.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+
+    References
+    ----------
+    Băzăvan, E. G., Li, F. and Sminchisescu, C. Learning random kernel
+    approximations for object recognition. NIPS 2012, section 3.2.
+
     Examples
     --------
     >>> import numpy as np
@@ -313,7 +323,7 @@ class FourierKernelRidgeClassifier(_FourierKernelRidgeBase, ScaleLearningClassif
     >>> clf = FourierKernelRidgeClassifier(300, alpha=1e-2, max_iter=30, random_state=0).fit(X, y)
     >>> bool(clf.score(X, y) > 0.9)
     True
-"""
+    """
 
     name = "fourier_kernel_ridge_classifier"
     test_params = {"n_components": 32, "max_iter": 20}

@@ -124,7 +124,9 @@ class _KernelRidgeGDBase:
         return gram_matrix(Xs, self.X_fit_, "gaussian", 0.5, 2, 1.0) @ self.dual_coef_
 
 
-_SHARED_DOC = """
+class KernelRidgeGD(_KernelRidgeGDBase, ScaleLearningRegressor):
+    """KRR-GD regression: exact Gaussian kernel ridge with learned scales.
+
     Exact kernel ridge regression ``c = (K + alpha I)^-1 y`` on the Gaussian kernel
     ``exp(-sum_i sigma_i^2 (x_i - y_i)^2 / 2)``, with ``sigma`` learned as in
     :class:`kernelmaps.FourierKernelRidge`: L-BFGS-B over ``log sigma`` on the
@@ -166,12 +168,7 @@ _SHARED_DOC = """
 
     Băzăvan, E. G., Li, F. and Sminchisescu, C. Learning random kernel
     approximations for object recognition. NIPS 2012 (KRR-GD, Table 2).
-"""
 
-
-class KernelRidgeGD(_KernelRidgeGDBase, ScaleLearningRegressor):
-    __doc__ = """KRR-GD regression: exact Gaussian kernel ridge with learned scales.
-""" + _SHARED_DOC + """
     Examples
     --------
     >>> import numpy as np
@@ -182,15 +179,31 @@ class KernelRidgeGD(_KernelRidgeGDBase, ScaleLearningRegressor):
     >>> reg = KernelRidgeGD(alpha=1e-2, max_iter=30, random_state=0).fit(X, y)
     >>> bool(reg.scales_[0] > 3 * reg.scales_[1:].max())
     True
-"""
+    """
 
     name = "kernel_ridge_gd"
     test_params = {"max_iter": 20}
 
 
 class KernelRidgeGDClassifier(_KernelRidgeGDBase, ScaleLearningClassifier):
-    __doc__ = """KRR-GD classification: one-vs-rest exact kernel ridge with learned scales.
-""" + _SHARED_DOC + """
+    """KRR-GD classification: one-vs-rest exact kernel ridge with learned scales.
+
+    Parameters and attributes are those of :class:`KernelRidgeGD`; the
+    targets are the ±1 one-vs-rest codes of ``classes_`` (one problem for two
+    classes), so ``intercept_`` has one entry per problem.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+
+    References
+    ----------
+    Chapelle, O., Vapnik, V., Bousquet, O. and Mukherjee, S. Choosing multiple
+    parameters for support vector machines. Machine Learning 46, 2002.
+
+    Băzăvan, E. G., Li, F. and Sminchisescu, C. Learning random kernel
+    approximations for object recognition. NIPS 2012 (KRR-GD, Table 2).
+
     Examples
     --------
     >>> import numpy as np
@@ -201,7 +214,7 @@ class KernelRidgeGDClassifier(_KernelRidgeGDBase, ScaleLearningClassifier):
     >>> clf = KernelRidgeGDClassifier(alpha=1e-2, max_iter=30, random_state=0).fit(X, y)
     >>> bool(clf.score(X, y) > 0.9)
     True
-"""
+    """
 
     name = "kernel_ridge_gd_classifier"
     test_params = {"max_iter": 20}
