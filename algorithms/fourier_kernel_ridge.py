@@ -297,21 +297,19 @@ class FourierKernelRidge(_FourierKernelRidgeBase, ScaleLearningRegressor):
 class FourierKernelRidgeClassifier(_FourierKernelRidgeBase, ScaleLearningClassifier):
     """RFF-SKL classification: one-vs-rest random-feature ridge with learned scales.
 
-    The classes share one kernel: the targets are the ±1 one-vs-rest codes and
-    the objective sums their validation errors.
-
-    Parameters and attributes are those of :class:`FourierKernelRidge`; the
-    targets are the ±1 one-vs-rest codes of ``classes_`` (one problem for two
-    classes), so ``intercept_`` has one entry per problem.
+    The classes share one kernel: the targets are the ±1 one-vs-rest codes of
+    ``classes_`` (one problem for two classes) and the objective sums their
+    validation errors. Parameters and attributes are those of
+    :class:`FourierKernelRidge`, with one entry of ``intercept_`` per problem.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        The class labels, in the order of the one-vs-rest problems.
 
     References
     ----------
-    Băzăvan, E. G., Li, F. and Sminchisescu, C. Learning random kernel
-    approximations for object recognition. NIPS 2012, section 3.2.
+    Băzăvan, Li & Sminchisescu, NIPS 2012, section 3.2 (RFF-SKL).
 
     Examples
     --------

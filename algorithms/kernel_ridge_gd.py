@@ -198,11 +198,8 @@ class KernelRidgeGDClassifier(_KernelRidgeGDBase, ScaleLearningClassifier):
 
     References
     ----------
-    Chapelle, O., Vapnik, V., Bousquet, O. and Mukherjee, S. Choosing multiple
-    parameters for support vector machines. Machine Learning 46, 2002.
-
-    Băzăvan, E. G., Li, F. and Sminchisescu, C. Learning random kernel
-    approximations for object recognition. NIPS 2012 (KRR-GD, Table 2).
+    Chapelle et al., Machine Learning 46, 2002; Băzăvan, Li & Sminchisescu, NIPS 2012
+    (KRR-GD, Table 2).
 
     Examples
     --------
