@@ -36,8 +36,10 @@ def _planted_features(n, seed=0, width=128):
 
     X, y, groups, informative = make_planted_groups(n, random_state=seed)
     with warnings.catch_warnings():
-        # one iteration on purpose: only the fitted maps are wanted
+        # one iteration at an alpha that may zero every kernel, on purpose: only the
+        # fitted maps are wanted
         warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.filterwarnings("ignore", "alpha=.* is at or above alpha_max", UserWarning)
         model = GroupLassoMKLClassifier(groups, n_components=width, alpha=1.0, max_iter=1,
                                         random_state=seed).fit(X, y)
     F = np.hstack([m.transform(X[:, c]) for m, c in zip(model.feature_maps_, model.kernel_columns_)])
