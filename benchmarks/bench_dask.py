@@ -5,7 +5,7 @@ the same rows (N(0, 1), d = 16, a nonlinear rule of three inputs as labels), in
 memory (``fit(X, y, feature_map=rff)`` on NumPy arrays, the process's 2 threads) and
 on a ``LocalCluster`` of 2 single-threaded worker processes bound to 127.0.0.1,
 with the rows persisted on the workers. The ratio of the two is the Dask path's
-overhead (issue 16 asks for >= 0.7x the in-memory throughput).
+overhead (the project's bar is >= 0.7x the in-memory throughput).
 ``track_worker_peak_memory``: the largest worker's peak resident set after the fit (in
 memory: the fitting process's own).
 

@@ -2,7 +2,7 @@
 any bit is noticed.
 
 ``tests/data/pinned_outputs.json`` was last written (``--repin-all``) after the
-performance work of issue 17 changed every cosine map's last bits on purpose
+performance work on every CPU target changed every cosine map's last bits on purpose
 (a new polynomial cosine, the small Hadamard and circulant maps as one BLAS
 product); before that, by the code of the reliability fixes. A BLAS product's last bits depend on the CPU's
 kernels, so the exact SHA-256 is compared where the CPU and Numba target are the

@@ -1,4 +1,4 @@
-"""kernelmaps on Dask (issue 16): an out-of-core fit, the overhead against the in-memory
+"""kernelmaps on Dask: an out-of-core fit, the overhead against the in-memory
 path, and 1 against 2 workers, on a real ``dask.distributed.LocalCluster`` bound to
 127.0.0.1."""
 
@@ -43,7 +43,7 @@ def _warm(client, rff):
 @experiment(
     "dask-out-of-core",
     paper=_PAPER,
-    source="issue 16: the single-pass least-squares learner \"suits map-reduce\"",
+    source="the project's scale-out bars: the single-pass least-squares learner \"suits map-reduce\"",
     claim="RFF (D = 2048) + least squares fits N = 10^7 lazily generated rows of d = 16 on this machine's "
           "2 Dask workers in one pass, each worker's peak resident memory under 4 GiB, where the feature "
           "matrix alone would take 164 GB.",
@@ -165,7 +165,7 @@ def _time_paths(run, s, n_workers_list, include_in_memory):
 @experiment(
     "dask-overhead",
     paper=_PAPER,
-    source="issue 16: overhead of the Dask path",
+    source="the project's scale-out bars: overhead of the Dask path",
     claim="At N = 10^6, RFF (D = 2048) + least squares on 2 Dask workers runs at >= 0.7x the throughput of "
           "the in-memory one-pass fit on the same 2 cores.",
     paper_value="no number in the paper; the bar here: throughput ratio >= 0.7 (medians, paths alternated "
@@ -200,7 +200,7 @@ def dask_overhead(run):
 @experiment(
     "dask-scaling",
     paper=_PAPER,
-    source="issue 16: 1 against 2 workers",
+    source="the project's scale-out bars: 1 against 2 workers",
     claim="The Dask fit speeds up with workers: 2 workers fit the same rows faster than 1.",
     paper_value="no number in the paper; the bar here: speed-up > 1.5 on 2 cores",
     quick={"rows": 200_000, "features": 16, "D": 2048, "chunk_rows": 50_000, "repeats": 3},

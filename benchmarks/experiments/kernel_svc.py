@@ -118,12 +118,12 @@ def kernel_svc(run):
 
 @experiment(
     "kernel-svc-speed",
-    paper="Fan, Chen & Lin, JMLR 2005 (LIBSVM's working-set selection and shrinking); issue 17's target",
+    paper="Fan, Chen & Lin, JMLR 2005 (LIBSVM's working-set selection and shrinking); the project's speed bar on every CPU target",
     source="WSS 2 (second-order working-set selection) and shrinking (section 5) against LIBSVM itself",
     claim="KernelSVC with second-order selection and shrinking (its default with an intercept) trains on the "
           "full letter split in at most SVC's time, at the same C and gamma, to the same accuracy within "
           "0.2 points, one-vs-one (as SVC) and one-vs-rest (against OneVsRestClassifier(SVC)).",
-    paper_value="LIBSVM's solver (the same selection, with shrinking); the bar (issue 17): time ratio ≤ 1.0, "
+    paper_value="LIBSVM's solver (the same selection, with shrinking); the project's bar: time ratio ≤ 1.0, "
                 "accuracy within 0.2 points",
     quick={"dataset": "letter", "C": 10.0, "repeats": 3, "ovr_repeats": 1},
     full={"dataset": "letter", "C": 10.0, "repeats": 5, "ovr_repeats": 3},
