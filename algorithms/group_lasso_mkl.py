@@ -34,7 +34,8 @@ from ._validation import (check_choice, check_fraction, check_generator, check_i
 
 # The solvers were defined in this module: their public names stay importable from it.
 from ._solvers.fista import FistaResult, group_soft_threshold, lipschitz_estimate  # noqa: F401
-from ._solvers.group_lasso import GroupLassoSolution, group_lasso_objective, solve_group_lasso  # noqa
+from ._solvers.group_lasso import (GroupLassoSolution, group_lasso_objective,  # noqa: F401
+                                   solve_group_lasso)
 from ._solvers.group_lasso_losses import LOSS_CODES  # noqa: F401
 
 __all__ = ["GroupLassoMKL", "GroupLassoMKLClassifier", "GroupLassoMKLRegressor"]

@@ -6,7 +6,8 @@ features, a classification and a regression problem, and must beat the trivial
 model (the majority class, the mean) on held-out rows by a clear margin, without a
 ``ConvergenceWarning``. Learners that work on features rather than on inputs (no
 kernel of their own) are fitted behind a default :class:`RandomFourierFeatures`, as
-the README's pipelines use them.
+the README's pipelines use them (``benchmarks.defaults_check.default_model``,
+which runs the same fits on the bundled datasets).
 """
 
 import warnings
@@ -16,11 +17,11 @@ import pytest
 from sklearn.base import is_classifier
 from sklearn.datasets import make_classification, make_friedman1
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from kernelmaps import ExactMKLClassifier, ExactMKLRegressor, RandomFourierFeatures
-from registry import REGISTRY, takes
+from benchmarks.defaults_check import default_model
+from kernelmaps import ExactMKLClassifier, ExactMKLRegressor
+from registry import REGISTRY
 
 N_TRAIN, N_TEST, N_FEATURES = 5000, 1000, 20
 #: Accuracy above the majority class's, and R² (the mean predictor's is 0), that a
@@ -30,8 +31,6 @@ ACCURACY_MARGIN = 0.15
 MIN_R2 = 0.4
 
 LEARNERS = sorted(name for name, cls in REGISTRY.items() if cls.kind != "feature_map")
-#: The parameters by which a learner brings its own kernel.
-OWN_KERNEL = ("gamma", "kernel", "n_components", "per_dimension")
 
 
 def _split(X, y):
@@ -45,15 +44,6 @@ def problems():
                                random_state=0)
     Xr, yr = make_friedman1(n_samples=N_TRAIN + N_TEST, n_features=N_FEATURES, noise=0.5, random_state=0)
     return {"classification": _split(X, y), "regression": _split(Xr, yr)}
-
-
-def default_model(name):
-    est = REGISTRY[name]()
-    if takes(name, "random_state"):
-        est.set_params(random_state=0)
-    if not any(takes(name, p) for p in OWN_KERNEL):
-        return make_pipeline(RandomFourierFeatures(random_state=0), est)
-    return est
 
 
 @pytest.mark.parametrize("name", LEARNERS)

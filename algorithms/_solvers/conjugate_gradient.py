@@ -92,7 +92,7 @@ def conjugate_gradient(apply, B, *, x0=None, max_iter=100, tol=1e-6, callback=No
         # round-off makes p^T A p of a direction in A's null space a tiny number of
         # either sign: only a clearly negative or zero one on an unsolved column counts
         floor = 1e-14 * np.einsum("ij,ij->j", P, P) * np.maximum(scale, 1.0)
-        bad = active & (curvature <= -floor) | active & (curvature == 0) & (rr > 0)
+        bad = active & ((curvature <= -floor) | (curvature == 0))  # an active column has rr > 0
         if bad.any():
             column = int(np.flatnonzero(bad)[0])
             raise NotPositiveDefiniteError(
