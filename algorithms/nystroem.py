@@ -10,17 +10,11 @@ from ._kernels import (KERNEL_CODES, LAST_BLAS_KERNEL_CODE, SHIFT_INVARIANT, che
                        exact_kernel, frame_gamma, kernel_block,
                        resolve_gamma, shift_invariant_frame, to_frame)
 from ._fastmath import FASTMATH
+from ._landmarks import EIG_FLOOR, check_landmarks, choose_landmarks, uniform_indices
 from ._parallel import ThreadScratch
-from ._rows import bandwidth_input, dense_rows, densify_rows, product_into
-from ._validation import check_choice
+from ._rows import bandwidth_input, densify_rows, product_into
 
 __all__ = ["Nystroem"]
-
-#: Kernel name -> integer code of :func:`kernel_block` (Numba takes no strings).
-#: Eigenvalues of the landmark Gram below ``EIG_FLOOR * max eigenvalue`` are dropped.
-EIG_FLOOR = 1e-12
-#: Candidate pool of leverage sampling: ``LEVERAGE_POOL * n_components`` rows.
-LEVERAGE_POOL = 3
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
@@ -41,42 +35,6 @@ def _flush_subnormals(G, tiny):
         for j in range(row.shape[0]):
             v = row[j]
             row[j] = zero if abs(v) < tiny else v
-
-
-def _ridge_leverage_scores(K, n_components):
-    """Ridge leverage scores ``diag(K (K + lam I)^-1)`` with a rank-``n_components`` ridge.
-
-    ``lam = (1/k) sum_{i > k} sigma_i(K)``, the tail mean of the eigenvalues beyond
-    ``k = n_components``: with this ridge, sampling ``O(k log k)`` columns by the
-    scores gives a Nyström approximation within a constant of the best rank-k one
-    (Musco & Musco 2017, Theorem 3). The scores sum to the effective dimension
-    ``d_eff(lam)``.
-
-    Parameters
-    ----------
-    K : ndarray of shape (p, p), symmetric positive semi-definite
-    n_components : int
-
-    Returns
-    -------
-    scores : ndarray of shape (p,), in [0, 1]
-    lam : float
-
-    References
-    ----------
-    Alaoui, A. E. and Mahoney, M. W. Fast randomized kernel ridge regression with
-    statistical guarantees. NIPS 2015 (lambda-ridge leverage scores, Def. 1).
-    Musco, C. and Musco, C. Recursive sampling for the Nyström method. NIPS 2017.
-    """
-    s, U = np.linalg.eigh(K)
-    s = np.clip(s[::-1], 0.0, None)
-    U = U[:, ::-1]
-    k = min(n_components, len(s))
-    lam = s[k:].sum() / k
-    # a matrix of rank <= k has no tail: any tiny ridge gives the exact projections
-    lam = max(lam, s[0] * EIG_FLOOR if s[0] > 0 else 1.0)
-    scores = (U * U) @ (s / (s + lam))
-    return np.clip(scores, 0.0, 1.0), float(lam)
 
 
 class Nystroem(FeatureMap):
@@ -215,30 +173,15 @@ class Nystroem(FeatureMap):
         kernel, degree, coef0 = check_kernel_params(self.kernel, self.degree, self.coef0)
         m = self.n_components_
         n = X.shape[0]
-        given = not isinstance(self.landmarks, str)
-        if not given:
-            check_choice(self.landmarks, "landmarks", ("uniform", "kmeans", "leverage"))
+        rule = check_landmarks(self.landmarks, m, X.shape[1])
         self.kernel_ = kernel
         self.degree_ = degree
         self.coef0_ = coef0
-        indices = None
-        if not given and self.landmarks == "uniform":
-            # drawn first, as scikit-learn does, so one seed gives its landmarks
-            indices = rng.permutation(n)[:m]
-            if m > n:
-                indices = np.concatenate([indices, rng.randint(0, n, size=m - n)])
+        # drawn first, as scikit-learn does, so one seed gives its landmarks
+        indices = uniform_indices(n, m, rng) if isinstance(rule, str) and rule == "uniform" else None
         self.gamma_ = resolve_gamma(self.gamma, bandwidth_input(self.gamma, X), kernel, rng)
-        if given:
-            V = self._given_landmarks(X)
-        elif self.landmarks == "uniform":
-            V = dense_rows(X, indices)
-        elif self.landmarks == "kmeans":
-            V = self._kmeans_landmarks(X, rng)
-        else:
-            indices = self._leverage_indices(X, rng)
-            V = dense_rows(X, indices)
-        self.components_ = np.ascontiguousarray(V, dtype=np.float64)
-        self.component_indices_ = indices
+        self.components_, self.component_indices_ = choose_landmarks(X, m, rule, self._kernel_params(),
+                                                                     rng, indices)
         if kernel in SHIFT_INVARIANT:
             # transform evaluates k on (x - center_) / frame_scale_ (see shift_invariant_frame)
             self.center_, self.frame_scale_ = shift_invariant_frame(self.components_)
@@ -252,47 +195,6 @@ class Nystroem(FeatureMap):
         Uk = U[:, keep]
         self.normalization_ = (Uk / np.sqrt(s[keep])) @ Uk.T
         self.rank_ = int(keep.sum())
-
-    def _given_landmarks(self, X):
-        V = np.asarray(self.landmarks)
-        if V.ndim != 2 or V.shape != (self.n_components_, X.shape[1]):
-            raise ValueError(
-                f"landmarks must be 'uniform', 'kmeans', 'leverage' or an array of shape "
-                f"(n_components, n_features) = ({self.n_components_}, {X.shape[1]}), "
-                f"got shape {V.shape}"
-            )
-        if not np.issubdtype(V.dtype, np.number) or not np.isfinite(V).all():
-            raise ValueError("landmarks contains NaN or infinity, or is not numeric")
-        return V
-
-    def _kmeans_landmarks(self, X, rng):
-        from sklearn.cluster import KMeans
-
-        m = self.n_components_
-        k = min(m, X.shape[0])
-        seed = rng.randint(np.iinfo(np.int32).max)
-        # scikit-learn's KMeans takes CSR input as it is
-        centres = KMeans(n_clusters=k, n_init=1, random_state=seed).fit(
-            X.astype(np.float64, copy=False)).cluster_centers_
-        if k < m:
-            centres = np.vstack([centres, centres[rng.randint(0, k, size=m - k)]])
-        return centres
-
-    def _leverage_indices(self, X, rng):
-        m = self.n_components_
-        n = X.shape[0]
-        pool = np.sort(rng.permutation(n)[: min(n, LEVERAGE_POOL * m)])
-        P = np.asarray(dense_rows(X, pool), dtype=np.float64)
-        scores, _ = _ridge_leverage_scores(exact_kernel(P, None, **self._kernel_params()), m)
-        positive = int((scores > 0).sum())
-        if positive == 0:
-            scores = np.ones_like(scores)
-            positive = len(scores)
-        take = min(m, positive)
-        chosen = pool[rng.choice(len(pool), size=take, replace=False, p=scores / scores.sum())]
-        if take < m:
-            chosen = np.concatenate([chosen, chosen[rng.randint(0, take, size=m - take)]])
-        return chosen
 
     # ------------------------------------------------------------ transform
     def _prepare_transform(self, dtype):

@@ -4,9 +4,10 @@
 rows and 16384 centres. Iterative solvers only need its products, so
 :class:`KernelOperator` computes the kernel block of a few hundred rows at a time,
 applies it and lets it go: ``O(n m d)`` time per pass, ``O(m)`` memory per block
-row. Its :meth:`~KernelOperator.normal_matvec` gives ``K^T (K V + W)`` in one pass
-over the rows, the product conjugate gradient on the normal equations needs
-(Falkon's ``KnM_times_vector``).
+row. One pass (:meth:`KernelOperator.sweep`) gives ``K^T g(K V)`` for any
+row-wise ``g``: the product conjugate gradient on the normal equations needs
+(``K^T (K V + W)``, Falkon's ``KnM_times_vector``), the Newton system of a
+weighted loss (``K^T D K V``) and a loss's gradient (``K^T l'(K a)``).
 """
 
 import math
@@ -14,8 +15,11 @@ import math
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from .._kernels import gram_matrix
-from .._parallel import block_rows, run_row_blocks
+from .._fastmath_arrays import all_finite
+from .._frames import SHIFT_INVARIANT, dtype_gamma, frame_gamma, shift_invariant_frame, to_frame
+from .._kernels import KERNEL_CODES, LAST_BLAS_KERNEL_CODE, kernel_block
+from .._parallel import ThreadScratch, block_rows, run_row_blocks
+from .._validation import FeatureOverflowError
 
 #: Partial sums of ``K^T U`` kept at once: the rows are cut into at most this many
 #: groups, each summed by one thread, and the groups added in order. The cut
@@ -28,9 +32,10 @@ class KernelOperator(LinearOperator):
 
     Parameters
     ----------
-    X : ndarray of shape (n, d), float64
-        The rows.
-    centres : ndarray of shape (m, d), float64
+    X : ndarray of shape (n, d), float32 or float64
+        The rows. float32 rows give float32 kernel blocks and products, summed
+        across blocks in float64; anything else is computed in float64.
+    centres : ndarray of shape (m, d)
     kernel : str
         A name of the kernel vocabulary (``kernelmaps._kernels.KERNEL_CODES``).
     gamma : float
@@ -40,11 +45,12 @@ class KernelOperator(LinearOperator):
 
     Notes
     -----
-    Each block is computed as :func:`kernelmaps.exact_kernel` computes it (the
-    shift-invariant kernels on data centred and scaled by the centres' frame),
-    so ``K @ I`` equals ``exact_kernel(X, centres, ...)``. Blocks run on
-    ``_parallel``'s pool with BLAS on one thread; the products with a block are
-    single-threaded BLAS calls while it is in cache.
+    The shift-invariant kernels are evaluated on data centred and scaled by the
+    centres' frame, as :func:`kernelmaps.exact_kernel` does, so ``K @ I`` equals
+    ``exact_kernel(X, centres, ...)``. The frame, the framed centres and their
+    squared norms are computed once; a block is one single-threaded GEMM into
+    per-thread scratch, the fused Numba epilogue :func:`kernelmaps._kernels.kernel_block`,
+    and the products with it while it is in cache.
 
     Examples
     --------
@@ -64,7 +70,9 @@ class KernelOperator(LinearOperator):
     """
 
     def __init__(self, X, centres, *, kernel, gamma, degree=2, coef0=1.0):
-        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        X = np.asarray(X)
+        dtype = np.float32 if X.dtype == np.float32 else np.float64
+        self.X = np.ascontiguousarray(X, dtype=dtype)
         self.centres = np.ascontiguousarray(centres, dtype=np.float64)
         if self.X.ndim != 2 or self.centres.ndim != 2 or self.X.shape[1] != self.centres.shape[1]:
             raise ValueError(f"X and centres must be 2-D with the same number of columns, got "
@@ -72,27 +80,63 @@ class KernelOperator(LinearOperator):
         self.kernel, self.gamma, self.degree, self.coef0 = kernel, float(gamma), int(degree), float(coef0)
         super().__init__(np.float64, (self.X.shape[0], self.centres.shape[0]))
         n, m = self.shape
-        self.block = block_rows(8 * m)
+        self.code = KERNEL_CODES[kernel]
+        if kernel in SHIFT_INVARIANT:
+            self.center, scale = shift_invariant_frame(self.centres)
+            self.inverse_scale = dtype(1.0 / scale)
+            self.framed_centres = to_frame(self.centres, self.center, scale, dtype)
+            self.center = self.center.astype(dtype)
+            self.scalars = (frame_gamma(kernel, gamma, scale, dtype), dtype(coef0), 0)
+        else:
+            self.center = None
+            self.framed_centres = self.centres.astype(dtype)
+            degree = int(degree) if kernel == "polynomial" else 0
+            self.scalars = (dtype_gamma(gamma, dtype), dtype(coef0), degree)
+        self.centres_t = np.ascontiguousarray(self.framed_centres.T)
+        self.sq_centres = np.einsum("ij,ij->i", self.framed_centres, self.framed_centres)
+        self.itemsize = np.dtype(dtype).itemsize
+        # the kernel block and the framed rows
+        self.block = self.rows_per_block(m, self.X.shape[1], self.itemsize)
         blocks = math.ceil(n / self.block) if n else 0
         self.group = self.block * max(1, math.ceil(blocks / MAX_PARTIAL_SUMS))
+        self._scratch = ThreadScratch()
+
+    @staticmethod
+    def rows_per_block(m, d, itemsize):
+        """Rows of a block: its kernel block and framed rows are one row of scratch each."""
+        return block_rows(itemsize * (m + d))
 
     def kernel_block(self, start, stop):
-        """``K(X[start:stop], C)`` as a dense array."""
-        return gram_matrix(self.X[start:stop], self.centres, self.kernel, self.gamma, self.degree,
-                           self.coef0)
+        """``K(X[start:stop], C)``, in per-thread scratch (valid until the thread's next block)."""
+        rows = self.X[start:stop]
+        dtype = self.X.dtype
+        G = self._scratch.get("kernel_block", (stop - start, self.shape[1]), dtype)
+        if self.center is not None:
+            framed = self._scratch.get("framed", rows.shape, dtype)
+            np.subtract(rows, self.center, out=framed)
+            framed *= self.inverse_scale
+            rows = framed
+        if self.code <= LAST_BLAS_KERNEL_CODE:
+            np.matmul(rows, self.centres_t, out=G)
+        gamma, coef0, degree = self.scalars
+        kernel_block(G, rows, self.framed_centres, self.sq_centres, self.code, gamma, coef0, degree)
+        if not all_finite(G):
+            raise FeatureOverflowError(
+                f"the {self.kernel} kernel (gamma={self.gamma}, degree={self.degree}, "
+                f"coef0={self.coef0}) overflows {dtype.name} on rows {start}-{stop - 1}")
+        return G
 
-    def _blocks(self, start, stop):
-        for lo in range(start, stop, self.block):
-            hi = min(stop, lo + self.block)
-            yield lo, hi, self.kernel_block(lo, hi)
+    def _as_block_dtype(self, A):
+        return np.ascontiguousarray(A, dtype=self.X.dtype)
 
     def _matmat(self, V):
-        V = np.asarray(V, dtype=np.float64)
+        V = self._as_block_dtype(np.asarray(V).reshape(self.shape[1], -1))
         out = np.empty((self.shape[0], V.shape[1]))
 
         def work(start, stop):
-            for lo, hi, K in self._blocks(start, stop):
-                np.dot(K, V, out=out[lo:hi])
+            for lo in range(start, stop, self.block):
+                hi = min(stop, lo + self.block)
+                out[lo:hi] = self.kernel_block(lo, hi) @ V
 
         run_row_blocks(self.shape[0], self.group, work)
         return out
@@ -111,31 +155,38 @@ class KernelOperator(LinearOperator):
         return LinearOperator((self.shape[1], self.shape[0]), matvec=self._rmatvec,
                               rmatvec=self._matvec, matmat=self._rmatmat, dtype=np.float64)
 
-    def normal_matvec(self, V, W=None):
-        """``K^T (K V + W)`` in one pass over the rows (``V=None``: ``K^T W``).
+    def sweep(self, V, rows_map, n_columns=None):
+        """``K^T rows_map(lo, hi, K[lo:hi] V)`` summed over the row blocks, in one pass.
 
         Parameters
         ----------
         V : ndarray of shape (m, k) or None
-        W : ndarray of shape (n, k) or None
+            ``None``: no forward product; ``rows_map`` receives ``None``.
+        rows_map : callable
+            ``rows_map(lo, hi, KV)`` returns the ``(hi - lo, k')`` float64 rows
+            ``U[lo:hi]`` to multiply by ``K[lo:hi]^T``. It runs on the pool's
+            threads, on disjoint row ranges.
+        n_columns : int or None
+            ``k'`` (default: ``V``'s column count).
 
         Returns
         -------
-        ndarray of shape (m, k)
+        ndarray of shape (m, k'), float64
         """
-        if V is None and W is None:
-            raise ValueError("normal_matvec needs V, W or both")
-        k = (V if V is not None else W).shape[1]
         n, m = self.shape
+        if V is not None:
+            V = self._as_block_dtype(np.asarray(V).reshape(m, -1))
+        k = n_columns if n_columns is not None else V.shape[1]
         partial = {}
 
         def work(start, stop):
             total = np.zeros((m, k))
-            for lo, hi, K in self._blocks(start, stop):
-                image = K @ V if V is not None else np.zeros((hi - lo, k))
-                if W is not None:
-                    image += W[lo:hi]
-                total += K.T @ image
+            for lo in range(start, stop, self.block):
+                hi = min(stop, lo + self.block)
+                K = self.kernel_block(lo, hi)
+                image = None if V is None else (K @ V).astype(np.float64, copy=False)
+                U = rows_map(lo, hi, image)
+                total += K.T @ self._as_block_dtype(U)
             partial[start] = total
 
         run_row_blocks(n, self.group, work)
@@ -143,3 +194,34 @@ class KernelOperator(LinearOperator):
         for start in sorted(partial):
             out += partial[start]
         return out
+
+    def normal_matvec(self, V, W=None, weights=None):
+        """``K^T (D K V + W)`` in one pass over the rows.
+
+        Parameters
+        ----------
+        V : ndarray of shape (m, k) or None
+            ``None``: ``K^T W``.
+        W : ndarray of shape (n, k) or None
+        weights : ndarray of shape (n,) or (n, k) or None
+            The diagonal ``D`` (per column with shape (n, k)); ``None`` is ``I``.
+
+        Returns
+        -------
+        ndarray of shape (m, k)
+        """
+        if V is None and W is None:
+            raise ValueError("normal_matvec needs V, W or both")
+        k = (np.reshape(V, (self.shape[1], -1)) if V is not None else np.reshape(W, (self.shape[0], -1))).shape[1]
+        if weights is not None:
+            weights = np.asarray(weights, dtype=np.float64)
+            weights = weights.reshape(-1, 1) if weights.ndim == 1 else weights
+
+        def rows_map(lo, hi, image):
+            if image is None:
+                return W[lo:hi]
+            if weights is not None:
+                image = image * weights[lo:hi]
+            return image if W is None else image + W[lo:hi]
+
+        return self.sweep(V, rows_map, k)

@@ -1,0 +1,142 @@
+"""Landmarks (Nyström centres) drawn from the training rows: uniform, k-means, ridge leverage.
+
+Shared by :class:`kernelmaps.Nystroem`, whose features are built on them, and the
+Nyström kernel machines (:mod:`kernelmaps.nystroem_kernel_ridge`), whose
+coefficients live on them.
+"""
+
+import numpy as np
+
+from ._kernels import exact_kernel
+from ._rows import dense_rows
+from ._validation import check_choice
+
+#: Eigenvalues of the landmark Gram below ``EIG_FLOOR * max eigenvalue`` are dropped.
+EIG_FLOOR = 1e-12
+#: Candidate pool of leverage sampling: ``LEVERAGE_POOL * n_components`` rows.
+LEVERAGE_POOL = 3
+LANDMARK_RULES = ("uniform", "kmeans", "leverage")
+
+
+def ridge_leverage_scores(K, n_components):
+    """Ridge leverage scores ``diag(K (K + lam I)^-1)`` with a rank-``n_components`` ridge.
+
+    ``lam = (1/k) sum_{i > k} sigma_i(K)``, the tail mean of the eigenvalues beyond
+    ``k = n_components``: with this ridge, sampling ``O(k log k)`` columns by the
+    scores gives a Nyström approximation within a constant of the best rank-k one
+    (Musco & Musco 2017, Theorem 3). The scores sum to the effective dimension
+    ``d_eff(lam)``.
+
+    Parameters
+    ----------
+    K : ndarray of shape (p, p), symmetric positive semi-definite
+    n_components : int
+
+    Returns
+    -------
+    scores : ndarray of shape (p,), in [0, 1]
+    lam : float
+
+    References
+    ----------
+    Alaoui, A. E. and Mahoney, M. W. Fast randomized kernel ridge regression with
+    statistical guarantees. NIPS 2015 (lambda-ridge leverage scores, Def. 1).
+    Musco, C. and Musco, C. Recursive sampling for the Nyström method. NIPS 2017.
+    """
+    s, U = np.linalg.eigh(K)
+    s = np.clip(s[::-1], 0.0, None)
+    U = U[:, ::-1]
+    k = min(n_components, len(s))
+    lam = s[k:].sum() / k
+    # a matrix of rank <= k has no tail: any tiny ridge gives the exact projections
+    lam = max(lam, s[0] * EIG_FLOOR if s[0] > 0 else 1.0)
+    scores = (U * U) @ (s / (s + lam))
+    return np.clip(scores, 0.0, 1.0), float(lam)
+
+
+def check_landmarks(landmarks, m, n_features):
+    """``landmarks`` as a rule name, or as a validated ``(m, n_features)`` array."""
+    if isinstance(landmarks, str):
+        check_choice(landmarks, "landmarks", LANDMARK_RULES)
+        return landmarks
+    V = np.asarray(landmarks)
+    if V.ndim != 2 or V.shape != (m, n_features):
+        raise ValueError(
+            f"landmarks must be 'uniform', 'kmeans', 'leverage' or an array of shape "
+            f"(n_components, n_features) = ({m}, {n_features}), got shape {V.shape}")
+    if not np.issubdtype(V.dtype, np.number) or not np.isfinite(V).all():
+        raise ValueError("landmarks contains NaN or infinity, or is not numeric")
+    return V
+
+
+def uniform_indices(n, m, rng):
+    """``m`` distinct rows, ``rng.permutation(n)[:m]`` (scikit-learn's ``Nystroem`` draw),
+    topped up with uniform repeats when ``m > n``."""
+    indices = rng.permutation(n)[:m]
+    if m > n:
+        indices = np.concatenate([indices, rng.randint(0, n, size=m - n)])
+    return indices
+
+
+def kmeans_landmarks(X, m, rng):
+    """The centres of scikit-learn's ``KMeans`` with ``m`` clusters (one k-means++ start)."""
+    from sklearn.cluster import KMeans
+
+    k = min(m, X.shape[0])
+    seed = rng.randint(np.iinfo(np.int32).max)
+    # scikit-learn's KMeans takes CSR input as it is
+    centres = KMeans(n_clusters=k, n_init=1, random_state=seed).fit(
+        X.astype(np.float64, copy=False)).cluster_centers_
+    if k < m:
+        centres = np.vstack([centres, centres[rng.randint(0, k, size=m - k)]])
+    return centres
+
+
+def leverage_indices(X, m, kernel_params, rng):
+    """``m`` rows drawn by their ridge leverage scores within a uniform pool of ``3 m``."""
+    n = X.shape[0]
+    pool = np.sort(rng.permutation(n)[: min(n, LEVERAGE_POOL * m)])
+    P = np.asarray(dense_rows(X, pool), dtype=np.float64)
+    scores, _ = ridge_leverage_scores(exact_kernel(P, None, **kernel_params), m)
+    positive = int((scores > 0).sum())
+    if positive == 0:
+        scores = np.ones_like(scores)
+        positive = len(scores)
+    take = min(m, positive)
+    chosen = pool[rng.choice(len(pool), size=take, replace=False, p=scores / scores.sum())]
+    if take < m:
+        chosen = np.concatenate([chosen, chosen[rng.randint(0, take, size=m - take)]])
+    return chosen
+
+
+def choose_landmarks(X, m, rule, kernel_params, rng, indices=None):
+    """The landmarks of a rule (or a given array) and the training rows they are.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, d)
+    m : int
+    rule : str or ndarray
+        A :func:`check_landmarks` result.
+    kernel_params : dict
+        Of :func:`kernelmaps.exact_kernel` (for ``'leverage'``).
+    rng : RandomState
+    indices : ndarray or None
+        For ``'uniform'``, the rows drawn beforehand by :func:`uniform_indices`.
+
+    Returns
+    -------
+    landmarks : ndarray of shape (m, d), float64
+    indices : ndarray of int or None
+    """
+    if not isinstance(rule, str):
+        return np.ascontiguousarray(rule, dtype=np.float64), None
+    if rule == "uniform":
+        indices = uniform_indices(X.shape[0], m, rng) if indices is None else indices
+        V = dense_rows(X, indices)
+    elif rule == "kmeans":
+        V = kmeans_landmarks(X, m, rng)
+    else:
+        indices = leverage_indices(X, m, kernel_params, rng)
+        V = dense_rows(X, indices)
+    return np.ascontiguousarray(V, dtype=np.float64), indices

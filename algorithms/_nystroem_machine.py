@@ -1,0 +1,174 @@
+"""What the Nyström kernel machines share: centres, kernel, memory plan, early stopping, predict.
+
+:class:`kernelmaps.NystroemKernelRidge`, its classifier and
+:class:`kernelmaps.NystroemLogisticRegression` model ``f(x) = sum_j a_j k(x, c_j)``
+on ``m`` centres and reach the rows only through
+:class:`kernelmaps._solvers.kernel_operator.KernelOperator` passes. This base
+chooses the centres (the landmark rules of :class:`kernelmaps.Nystroem`), resolves
+the kernel, refuses a plan that cannot fit in memory, splits off the rows of
+early stopping, runs the progress bar, and predicts in row blocks; on a Dask
+array it hands ``fit`` and ``predict`` to :mod:`kernelmaps._dask_kernel_machines`.
+"""
+
+import os
+import sys
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from ._base import KernelParameter, RegisteredEstimator
+from ._kernel_params import FittedKernelMixin
+from ._kernels import check_kernel_params, exact_kernel, resolve_gamma
+from ._landmarks import check_landmarks, choose_landmarks, uniform_indices
+from ._parallel import n_worker_threads
+from ._rows import bandwidth_input
+from ._solvers.kernel_operator import KernelOperator
+from ._validation import (check_fits_in_memory, check_fraction, check_input, check_integer, check_positive,
+                          is_dask_array, validation_rows)
+
+
+def _user_stacklevel():
+    """The ``stacklevel`` of a warning that points at the first caller outside kernelmaps
+    (the in-memory and Dask paths reach the warning through different depths)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def dask_kernel_machines():
+    """:mod:`kernelmaps._dask_kernel_machines`, which needs the optional ``dask`` extra."""
+    from . import _dask_kernel_machines
+
+    return _dask_kernel_machines
+
+
+class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
+    """Parameters, centres and prediction of the Nyström kernel machines."""
+
+    kind = "learner"
+    kernel_family = "any"
+
+    kernel = KernelParameter()
+
+    def __init__(self, n_components=1000, *, alpha=1.0, kernel="gaussian", gamma="scale", degree=2,
+                 coef0=1.0, landmarks="uniform", max_iter=100, tol=1e-6, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=5, verbose=False, random_state=None):
+        self.n_components = n_components
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.landmarks = landmarks
+        self.max_iter = max_iter
+        self.tol = tol
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.verbose = verbose
+        self.random_state = random_state
+
+    # ------------------------------------------------------------ set-up
+    def _check_solver_params(self):
+        check_positive(self.alpha, "alpha")
+        check_integer(self.max_iter, "max_iter")
+        check_positive(self.tol, "tol")
+        if self.early_stopping:
+            check_fraction(self.validation_fraction, "validation_fraction", allow_zero=False)
+            if not self.validation_fraction < 1:
+                raise ValueError(f"validation_fraction must be below 1, got {self.validation_fraction!r}")
+            check_integer(self.n_iter_no_change, "n_iter_no_change")
+
+    def _set_kernel_and_centres(self, X, rng):
+        """Validate the parameters; set the kernel attributes, ``components_`` and the plan."""
+        self._check_solver_params()
+        self.kernel_, self.degree_, self.coef0_ = check_kernel_params(self.kernel, self.degree, self.coef0)
+        n, d = X.shape
+        m = check_integer(self.n_components, "n_components")
+        if m > n:
+            raise ValueError(f"n_components={m} centres exceed the {n} training rows: a Nyström kernel "
+                             f"machine takes at most one centre per row; use n_components <= {n}")
+        self.check_memory_plan(m, d, X.dtype)
+        rule = check_landmarks(self.landmarks, m, d)
+        indices = uniform_indices(n, m, rng) if isinstance(rule, str) and rule == "uniform" else None
+        self.gamma_ = resolve_gamma(self.gamma, bandwidth_input(self.gamma, X), self.kernel_, rng)
+        self.components_, self.component_indices_ = choose_landmarks(X, m, rule, self._kernel_params(),
+                                                                     rng, indices)
+
+    def check_memory_plan(self, m, d, dtype):
+        """Refuse ``m`` centres whose ``m x m`` work cannot fit in memory, before any is done.
+
+        The centres' Gram matrix, the two Cholesky factors of the preconditioner and
+        one more ``m x m`` temporary (float64), plus each thread's kernel block.
+        """
+        itemsize = np.dtype(dtype).itemsize
+        block_rows = KernelOperator.rows_per_block(m, d, itemsize)
+        n_bytes = 8 * (4 * m * m + m * d) + n_worker_threads() * block_rows * itemsize * (m + d)
+        check_fits_in_memory(n_bytes, f"n_components={m}",
+                             "the centres' Gram matrix, the preconditioner's two Cholesky factors "
+                             "and the per-thread kernel blocks")
+
+    def _operator(self, X):
+        return KernelOperator(X, self.components_, **self._kernel_params())
+
+    def _centre_gram(self):
+        return exact_kernel(self.components_, None, **self._kernel_params())
+
+    def _split_for_early_stopping(self, n, labels):
+        """Training and validation rows (all rows and ``None`` without early stopping)."""
+        if not self.early_stopping:
+            return np.arange(n), None
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        return validation_rows(n, self.validation_fraction, labels, seed,
+                               "set early_stopping=False or give more rows")
+
+    # ------------------------------------------------------------ iterations
+    def _progress(self, total, desc):
+        from tqdm.auto import tqdm
+
+        return tqdm(total=total, desc=f"{type(self).__name__}: {desc}", disable=not self.verbose,
+                    leave=False)
+
+    def _early_stopper(self, X_val, target_val, score, bar):
+        """A conjugate-gradient callback: progress, and (with validation rows) early stopping.
+
+        ``score(predictions, target_val)`` is a loss (lower is better). The best
+        coefficients seen are kept in ``state["best"]``.
+        """
+        state = {"best": None, "best_loss": np.inf, "since": 0, "losses": []}
+        K_val = None if X_val is None else self._operator(X_val)
+
+        def callback(n_iter, residual, coef):
+            bar.update(1)
+            bar.set_postfix(residual=f"{residual:.2e}")
+            if K_val is None:
+                return False
+            loss = float(score(K_val @ coef, target_val))
+            state["losses"].append(loss)
+            if loss < state["best_loss"]:
+                state.update(best=coef.copy(), best_loss=loss, since=0)
+                return False
+            state["since"] += 1
+            return state["since"] >= self.n_iter_no_change
+
+        return callback, state
+
+    def _warn_not_converged(self, what, reached, max_iter=None):
+        warnings.warn(f"{type(self).__name__} stopped at max_iter={max_iter or self.max_iter}: {what} "
+                      f"reached {reached:.3g} against tol={self.tol}; raise max_iter, or tol",
+                      ConvergenceWarning, stacklevel=_user_stacklevel())
+
+    # ------------------------------------------------------------ predict
+    def _scores(self, X):
+        check_is_fitted(self, "coef_")
+        if is_dask_array(X):
+            return dask_kernel_machines().scores_lazily(self, X)
+        X = check_input(self, X, reset=False)
+        scores = self._operator(X) @ self.coef_.reshape(self.components_.shape[0], -1)
+        return scores[:, 0] if self.coef_.ndim == 1 else scores

@@ -1,0 +1,233 @@
+"""Nyström kernel ridge regression and classification by preconditioned conjugate gradient (Falkon)."""
+
+import numpy as np
+from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.utils import check_random_state
+
+from ._base import classes_from_scores
+from ._nystroem_machine import NystroemMachineBase, dask_kernel_machines
+from ._solvers.falkon import nystroem_kernel_ridge
+from ._targets import OneVsRestFitMixin, RegressionFitMixin
+from ._validation import is_dask_array
+
+__all__ = ["NystroemKernelRidge", "NystroemKernelRidgeClassifier"]
+
+_SHARED_DOC = """
+    The model is ``f(x) = sum_j a_j k(x, c_j)`` on ``m = n_components`` centres
+    ``c_j``. It minimizes ``(1/n) ||K_nm a - y||^2 + lam a^T K_mm a`` with
+    ``lam = alpha / n``, so that ``alpha`` is kernel ridge's (``||K c - y||^2 +
+    alpha c^T K c``): with every training row as a centre the model is
+    :class:`kernelmaps.KernelRidge`'s. The normal equations
+    ``(K_nm^T K_nm / n + lam K_mm) a = K_nm^T y / n`` are solved by conjugate
+    gradient preconditioned as Falkon does, by two ``m x m`` Cholesky factors
+    (``T = chol(K_mm)``, ``A = chol(T T^T / m + lam I)``), which make the system
+    close to the identity: a few tens of iterations whatever ``lam``.
+
+    ``K_nm`` is never held. Each iteration is one pass over the rows in blocks on
+    the thread pool: per block, one single-threaded GEMM and the fused Numba
+    kernel epilogue give ``K_b``, then ``K_b^T (K_b v)`` while it is in cache;
+    every target (every class) shares the pass, and the per-thread partial sums
+    are added in a fixed order (the same result for any thread count). Time
+    ``O(n m d + n m k)`` per iteration, memory ``O(m^2)`` plus a block of rows
+    per thread. float32 input gives float32 kernel blocks and products, summed in
+    float64. The conjugate gradient is the library's multi-right-hand-side one
+    (:mod:`kernelmaps._solvers.conjugate_gradient`), not
+    ``scipy.sparse.linalg.cg``, which solves one right-hand side per call and
+    would cost a pass per class.
+
+    A row-chunked ``dask.array`` is fitted out of core: centres from a bounded
+    seeded sample, each iteration one map-reduce over the chunks, the ``m x m``
+    work on the client; ``predict`` is then lazy.
+
+    Parameters
+    ----------
+    n_components : int, default=1000
+        The number of centres ``m`` (at most the number of rows). Falkon's theory
+        asks ``m`` of order ``sqrt(n)`` for the exact kernel ridge's accuracy.
+    alpha : float, default=1.0
+        Ridge penalty (> 0), as in :class:`kernelmaps.KernelRidge`.
+    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'polynomial', 'exponential'}
+    gamma : float or {'scale', 'median', 'knn50'}, default='scale'
+        Bandwidth or a heuristic (see :func:`kernelmaps.resolve_gamma`).
+    degree : int, default=2
+    coef0 : float, default=1.0
+    landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
+        How the centres are chosen, as in :class:`kernelmaps.Nystroem`.
+    max_iter : int, default=100
+        Conjugate gradient iterations (a ``ConvergenceWarning`` when reached).
+    tol : float, default=1e-6
+        Stop when every target's relative residual of the preconditioned system
+        is at most ``tol``. float32 blocks carry about 1e-7 relative error each,
+        so below ~1e-6 a float32 fit may stop at ``max_iter``.
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the rows (stratified for the
+        classifier), and stop when the held-out loss (mean squared error;
+        classification error for the classifier) has not improved for
+        ``n_iter_no_change`` iterations, keeping the best coefficients.
+    validation_fraction : float, default=0.1
+    n_iter_no_change : int, default=5
+    verbose : bool, default=False
+        A tqdm progress bar over the iterations, with the residual.
+    random_state : int, RandomState or None
+        Seeds the centres, the bandwidth heuristic's sample and the split.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_components,) or (n_components, n_outputs)
+        The coefficients ``a`` of the centres.
+    components_ : ndarray of shape (n_components, n_features), float64
+        The centres.
+    component_indices_ : ndarray of int or None
+        The training rows used as centres (``None`` for k-means or given centres).
+    n_iter_ : int
+    residuals_ : ndarray
+        Largest relative residual over the targets, at the start and after each
+        iteration.
+    validation_losses_ : ndarray or None
+        The held-out loss after each iteration (with early stopping).
+    lambda_ : float
+        ``alpha / n``.
+    gamma_ : float
+    kernel_ : str
+
+    References
+    ----------
+    Rudi, A., Carratino, L. and Rosasco, L. FALKON: An optimal large scale kernel
+    method. NIPS 2017.
+    Meanti, G., Carratino, L., Rosasco, L. and Rudi, A. Kernel methods through the
+    roof: handling billions of points efficiently. NeurIPS 2020.
+    Hsieh, C.-J., lecture "Scalable machine learning: kernel approximation"
+    (Nyström training by an iterative solver with a fast matrix-vector product).
+"""
+
+
+class _NystroemRidgeBase(NystroemMachineBase):
+    paper = "Rudi, Carratino & Rosasco, FALKON: An optimal large scale kernel method, NIPS 2017"
+
+    def fit(self, X, y):
+        """Fit on in-memory arrays, or out of core on row-chunked Dask arrays.
+
+        Parameters
+        ----------
+        X : array-like or dask.array of shape (n_samples, n_features)
+        y : array-like or dask.array of shape (n_samples,) or (n_samples, n_targets)
+
+        Returns
+        -------
+        self
+        """
+        if is_dask_array(X) or is_dask_array(y):
+            return dask_kernel_machines().fit(self, X, y)
+        return super().fit(X, y)
+
+    def _solve(self, X, T, labels, loss):
+        rng = check_random_state(self.random_state)
+        train, held_out = self._split_for_early_stopping(X.shape[0], labels)
+        if held_out is not None:
+            X, X_val, T, target_val = X[train], X[held_out], T[train], (T if labels is None else labels)[held_out]
+        else:
+            X_val = target_val = None
+        self._set_kernel_and_centres(X, rng)
+        self.solve_on(self._operator(X), T, X_val, target_val, loss)
+
+    def solve_on(self, K, T, X_val=None, target_val=None, loss=None):
+        """Solve for ``coef_`` on the operator ``K`` of the training rows (in memory or Dask)."""
+        n = K.shape[0]
+        self.lambda_ = float(self.alpha) / n
+        with self._progress(self.max_iter, "conjugate gradient") as bar:
+            callback, state = self._early_stopper(X_val, target_val, loss, bar)
+            solution = nystroem_kernel_ridge(K, self._centre_gram(), T, self.lambda_, max_iter=self.max_iter,
+                                             tol=self.tol, callback=callback)
+        result = solution.cg
+        coef = solution.coef if state["best"] is None else state["best"]
+        self.coef_ = coef[:, 0] if np.ndim(T) == 1 else coef
+        self.n_iter_ = result.n_iter
+        self.residuals_ = result.residuals
+        self.validation_losses_ = np.asarray(state["losses"]) if X_val is not None else None
+        self.jitter_ = solution.preconditioner.jitter
+        if not result.converged and result.n_iter >= self.max_iter:
+            self._warn_not_converged("the relative residual of conjugate gradient", result.residuals[-1])
+
+
+def _mean_squared_error(predictions, target):
+    return np.mean((predictions.reshape(len(target), -1) - target.reshape(len(target), -1)) ** 2)
+
+
+class NystroemKernelRidge(RegressorMixin, RegressionFitMixin, _NystroemRidgeBase):
+    __doc__ = """Nyström kernel ridge regression by Falkon's preconditioned conjugate gradient.
+""" + _SHARED_DOC + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import NystroemKernelRidge
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-3, 3, size=(5000, 2))
+    >>> y = np.sin(X[:, 0]) * np.cos(X[:, 1])
+    >>> reg = NystroemKernelRidge(n_components=200, alpha=1e-2, gamma=0.5, random_state=0).fit(X, y)
+    >>> print(round(reg.score(X, y), 4))
+    1.0
+    >>> bool(reg.residuals_[-1] <= 1e-6)  # the relative residual of the last iteration
+    True
+"""
+
+    name = "nystroem_kernel_ridge"
+    _multi_output_targets = True
+    test_params = {"n_components": 10, "alpha": 1.0, "gamma": 0.02}
+
+    def _fit_targets(self, X, y, labels):
+        self._solve(X, y, None, _mean_squared_error)
+
+    def predict(self, X):
+        """``K(X, components_) @ coef_`` (lazy for a Dask array)."""
+        return self._scores(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+
+class NystroemKernelRidgeClassifier(ClassifierMixin, OneVsRestFitMixin, _NystroemRidgeBase):
+    __doc__ = """Nyström kernel ridge classification: one-vs-rest regression onto +1 / -1, by Falkon's CG.
+
+    One solve for all classes, ``T[i, c] = +1`` if ``y_i`` is class ``c`` else
+    ``-1`` (one column for two classes), as :class:`kernelmaps.KernelRidgeClassifier`
+    does; every class shares each pass over the rows. The prediction is the class
+    of largest score.
+""" + _SHARED_DOC + """
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from kernelmaps import NystroemKernelRidgeClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = NystroemKernelRidgeClassifier(n_components=50, alpha=1e-2, gamma=0.5, random_state=0).fit(X, y)
+    >>> clf.coef_.shape  # one column of coefficients per class
+    (50, 3)
+    >>> print(round(clf.score(X, y), 2))
+    0.99
+"""
+
+    name = "nystroem_kernel_ridge_classifier"
+    test_params = {"n_components": 10, "alpha": 1.0, "gamma": 0.02}
+
+    def _fit_targets(self, X, T, labels):
+        self._solve(X, T, labels, self._error_rate)
+
+    def _error_rate(self, scores, labels):
+        return np.mean(classes_from_scores(np.arange(len(self.classes_)), self._shaped(scores)) != labels)
+
+    @staticmethod
+    def _shaped(scores):
+        return scores.ravel() if scores.ndim == 2 and scores.shape[1] == 1 else scores
+
+    def decision_function(self, X):
+        """One-vs-rest scores; shape (n_samples,) for two classes (lazy for a Dask array)."""
+        scores = self._scores(X)
+        return scores[:, 0] if scores.ndim == 2 and scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Class of the largest score."""
+        scores = self.decision_function(X)
+        if is_dask_array(scores):
+            return dask_kernel_machines().classes_lazily(self.classes_, scores)
+        return classes_from_scores(self.classes_, scores)
