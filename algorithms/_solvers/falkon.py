@@ -27,6 +27,30 @@ from .conjugate_gradient import CGResult, conjugate_gradient
 MAX_RELATIVE_JITTER = 1e-6
 
 
+def cholesky_with_jitter(K_mm):
+    """Upper ``T`` with ``T^T T = K_mm + jitter I``, and the jitter it took.
+
+    The jitter starts at Falkon's ``eps m`` times the mean diagonal and is raised
+    tenfold while the factorization fails, up to :data:`MAX_RELATIVE_JITTER`.
+    """
+    m = K_mm.shape[0]
+    diagonal = float(np.mean(np.diag(K_mm))) if m else 1.0
+    if not diagonal > 0:
+        raise ValueError("the centres' Gram matrix has no positive diagonal: the kernel "
+                         "vanishes on the centres")
+    jitter = np.finfo(np.float64).eps * m * diagonal
+    while True:
+        try:
+            return scipy.linalg.cholesky(K_mm + jitter * np.eye(m), lower=False), jitter
+        except np.linalg.LinAlgError:
+            jitter *= 10.0
+            if jitter > MAX_RELATIVE_JITTER * diagonal:
+                raise ValueError(
+                    "the centres' Gram matrix is not positive definite even with a jitter of "
+                    f"{MAX_RELATIVE_JITTER:g} times its diagonal: the kernel is not positive "
+                    "definite on these centres") from None
+
+
 class FalkonPreconditioner:
     """``B = T^{-1} A^{-1}`` of Falkon for centres with Gram matrix ``K_mm`` and ridge ``lam``.
 
@@ -66,22 +90,7 @@ class FalkonPreconditioner:
         if not lam > 0:
             raise ValueError(f"the ridge lam must be positive, got {lam!r}")
         self.lam = float(lam)
-        diagonal = float(np.mean(np.diag(K_mm))) if m else 1.0
-        if not diagonal > 0:
-            raise ValueError("the centres' Gram matrix has no positive diagonal: the kernel "
-                             "vanishes on the centres")
-        jitter = np.finfo(np.float64).eps * m * diagonal
-        while True:
-            try:
-                self.T = scipy.linalg.cholesky(K_mm + jitter * np.eye(m), lower=False)
-                break
-            except np.linalg.LinAlgError:
-                jitter *= 10.0
-                if jitter > MAX_RELATIVE_JITTER * diagonal:
-                    raise ValueError(
-                        "the centres' Gram matrix is not positive definite even with a jitter of "
-                        f"{MAX_RELATIVE_JITTER:g} times its diagonal: the kernel is not positive "
-                        "definite on these centres") from None
+        self.T, jitter = cholesky_with_jitter(K_mm)
         self.jitter = jitter
         self.m = m
         self.A = scipy.linalg.cholesky(self.T @ self.T.T / m + self.lam * np.eye(m), lower=False)

@@ -1,0 +1,220 @@
+"""Nyström kernel ridge (regression, classification) and logistic regression by preconditioned CG."""
+
+import numba
+import numpy as np
+import pytest
+import scipy.linalg
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.multiclass import OneVsRestClassifier
+
+from kernelmaps import (KernelRidge, KernelRidgeClassifier, Nystroem, NystroemKernelRidge,
+                        NystroemKernelRidgeClassifier, NystroemLogisticRegression, datasets, exact_kernel)
+from kernelmaps._solvers.falkon import nystroem_kernel_ridge
+from kernelmaps._solvers.kernel_operator import KernelOperator
+from kernelmaps._validation import InsufficientMemoryError
+
+
+@pytest.fixture(scope="module")
+def regression():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((600, 5))
+    Y = np.column_stack([np.sin(X[:, 0]) + X[:, 1] ** 2 / 4, np.cos(X[:, 2])]) + 0.05 * rng.standard_normal((600, 2))
+    return X, Y
+
+
+@pytest.fixture(scope="module")
+def letter_subset():
+    data = datasets.load("letter")
+    mean, std = data.X_train.mean(axis=0), data.X_train.std(axis=0)
+    scale = lambda A: (A - mean) / std  # noqa: E731
+    return scale(data.X_train[:3000]), data.y_train[:3000], scale(data.X_test[:2000]), data.y_test[:2000]
+
+
+# ------------------------------------------------------------------ the operator
+@pytest.mark.parametrize("kernel", ["gaussian", "laplacian", "cauchy", "polynomial", "exponential"])
+def test_operator_passes_match_numpy(kernel):
+    rng = np.random.default_rng(1)
+    X, C = rng.standard_normal((700, 4)) * 0.5, rng.standard_normal((30, 4)) * 0.5
+    V, W, D = rng.standard_normal((30, 3)), rng.standard_normal((700, 3)), rng.uniform(0, 1, (700, 3))
+    K = exact_kernel(X, C, kernel=kernel, gamma=0.3)
+    op = KernelOperator(X, C, kernel=kernel, gamma=0.3, degree=2, coef0=1.0)
+    np.testing.assert_allclose(op @ V, K @ V, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(op.normal_matvec(V, W), K.T @ (K @ V + W), rtol=1e-11)
+    np.testing.assert_allclose(op.normal_matvec(V, weights=D), K.T @ (D * (K @ V)), rtol=1e-11)
+    np.testing.assert_allclose(op.normal_matvec(None, W), K.T @ W, rtol=1e-11)
+
+
+def test_float32_operator_keeps_float32_blocks_and_sums_in_float64():
+    rng = np.random.default_rng(2)
+    X, C, V = rng.standard_normal((3000, 6)), rng.standard_normal((50, 6)), rng.standard_normal((50, 2))
+    op = KernelOperator(X.astype(np.float32), C, kernel="gaussian", gamma=0.2)
+    assert op.kernel_block(0, 10).dtype == np.float32
+    K = exact_kernel(X, C, gamma=0.2)
+    result = op.normal_matvec(V)
+    assert result.dtype == np.float64
+    reference = K.T @ (K @ V)
+    assert np.abs(result - reference).max() / np.abs(reference).max() < 1e-5
+
+
+def test_passes_are_identical_for_any_thread_count(regression):
+    X, Y = regression
+    fits = []
+    previous = numba.get_num_threads()
+    try:
+        for threads in sorted({1, previous}):
+            numba.set_num_threads(threads)
+            fits.append(NystroemKernelRidge(n_components=100, alpha=0.1, gamma=0.2, random_state=0).fit(X, Y).coef_)
+    finally:
+        numba.set_num_threads(previous)
+    assert all(np.array_equal(fits[0], f) for f in fits)
+
+
+# ------------------------------------------------------------------ kernel ridge
+@pytest.mark.parametrize("kernel", ["gaussian", "laplacian", "polynomial"])
+def test_every_row_as_a_centre_is_exact_kernel_ridge(regression, kernel):
+    X, Y = regression
+    X_test = np.random.default_rng(3).standard_normal((100, 5))
+    exact = KernelRidge(alpha=0.5, kernel=kernel, gamma=0.1).fit(X, Y).predict(X_test)
+    ours = NystroemKernelRidge(n_components=len(X), alpha=0.5, kernel=kernel, gamma=0.1, tol=1e-12,
+                               random_state=0).fit(X, Y).predict(X_test)
+    assert np.abs(ours - exact).max() / np.abs(exact).max() < 1e-6
+
+
+def test_alpha_means_what_it_means_in_kernel_ridge(regression):
+    """A ridge ten times too large (lam = alpha, not alpha / n) must not reproduce KernelRidge."""
+    X, Y = regression
+    exact = KernelRidge(alpha=0.5, gamma=0.1).fit(X, Y[:, 0]).predict(X)
+    wrong = KernelRidge(alpha=5.0, gamma=0.1).fit(X, Y[:, 0]).predict(X)
+    ours = NystroemKernelRidge(n_components=len(X), alpha=0.5, gamma=0.1, tol=1e-12).fit(X, Y[:, 0]).predict(X)
+    assert np.abs(ours - exact).max() < 1e-3 * np.abs(exact - wrong).max()
+
+
+def test_multi_output_shares_the_passes_and_equals_separate_fits(regression):
+    X, Y = regression
+    both = NystroemKernelRidge(n_components=150, alpha=0.1, gamma=0.2, tol=1e-10, max_iter=300,
+                               random_state=0).fit(X, Y)
+    for column in range(2):
+        alone = NystroemKernelRidge(n_components=150, alpha=0.1, gamma=0.2, tol=1e-10, max_iter=300,
+                                    random_state=0).fit(X, Y[:, column])
+        np.testing.assert_allclose(both.coef_[:, column], alone.coef_, rtol=1e-6, atol=1e-8 * np.abs(alone.coef_).max())
+
+
+def test_the_preconditioner_matters(letter_subset):
+    """After 15 iterations the preconditioned fit predicts as the exact solution does
+    (within 1 %); plain CG on the same system is more than 10 % away."""
+    X, y, _, _ = letter_subset
+    C = X[np.random.default_rng(0).permutation(len(X))[:500]]
+    K, K_mm = KernelOperator(X, C, kernel="gaussian", gamma=0.1), exact_kernel(C, gamma=0.1)
+    Y = np.where(y[:, None] == np.unique(y)[None, :4], 1.0, -1.0)
+    lam, n = 1e-6, len(X)
+    preconditioned = nystroem_kernel_ridge(K, K_mm, Y, lam, max_iter=15, tol=0)
+    plain = nystroem_kernel_ridge(K, K_mm, Y, lam, preconditioned=False, max_iter=15, tol=0)
+    K_nm = exact_kernel(X, C, gamma=0.1)
+    H = K_nm.T @ K_nm / n + lam * (K_mm + preconditioned.preconditioner.jitter * np.eye(len(C)))
+    exact = K_nm @ scipy.linalg.lstsq(H, K_nm.T @ Y / n)[0]
+
+    def distance(solution):
+        return np.linalg.norm(K_nm @ solution.coef - exact) / np.linalg.norm(exact)
+
+    assert distance(preconditioned) < 0.01
+    assert distance(plain) > 0.1
+
+
+def test_classification_matches_exact_kernel_ridge_on_letter(letter_subset):
+    X, y, X_test, y_test = letter_subset
+    """Two thirds of the rows as centres: within a point of the exact machine (the
+    rest is the Nyström approximation's, which the experiments measure at scale)."""
+    exact = KernelRidgeClassifier(alpha=1e-2, gamma=0.03).fit(X, y).score(X_test, y_test)
+    ours = NystroemKernelRidgeClassifier(n_components=2000, alpha=1e-2, gamma=0.03, random_state=0).fit(X, y)
+    assert ours.coef_.shape == (2000, 26)
+    assert abs(ours.score(X_test, y_test) - exact) <= 0.01
+    assert exact > 0.85
+
+
+def test_float32_fit_is_close_to_float64(regression):
+    X, Y = regression
+    kwargs = dict(n_components=100, alpha=0.1, gamma=0.2, random_state=0, tol=1e-5)
+    p64 = NystroemKernelRidge(**kwargs).fit(X, Y).predict(X)
+    p32 = NystroemKernelRidge(**kwargs).fit(X.astype(np.float32), Y).predict(X.astype(np.float32))
+    assert np.abs(p64 - p32).max() / np.abs(p64).max() < 1e-3
+
+
+def test_early_stopping_keeps_the_best_validation_iterate(regression):
+    X, Y = regression
+    reg = NystroemKernelRidge(n_components=200, alpha=1e-6, gamma=0.5, tol=1e-14, max_iter=200, early_stopping=True,
+                              n_iter_no_change=3, random_state=0).fit(X, Y[:, 0])
+    losses = reg.validation_losses_
+    assert len(losses) == reg.n_iter_ < 200
+    assert np.argmin(losses) == len(losses) - 1 - 3
+
+
+def test_verbose_shows_a_progress_bar(regression, capsys):
+    X, Y = regression
+    NystroemKernelRidge(n_components=50, gamma=0.2, verbose=True, random_state=0).fit(X, Y[:, 0])
+    assert "NystroemKernelRidge: conjugate gradient" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ logistic
+def test_logistic_solves_scikit_learns_problem_on_nystroem_features():
+    """alpha = 1 / C of LogisticRegression on the same centres' Nyström features (no intercept)."""
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((500, 4))
+    y = (X[:, 0] * X[:, 1] + 0.3 * rng.standard_normal(500) > 0).astype(int)
+    for alpha in (1.0, 1e-2):
+        ours = NystroemLogisticRegression(n_components=80, alpha=alpha, gamma=0.3, tol=1e-9, max_iter=60,
+                                          cg_max_iter=200, random_state=0).fit(X, y)
+        ny = Nystroem(80, gamma=0.3, landmarks=ours.components_).fit(X)
+        theirs = LogisticRegression(C=1 / alpha, fit_intercept=False, tol=1e-12, max_iter=20000).fit(ny.transform(X), y)
+        a, b = ours.decision_function(X), theirs.decision_function(ny.transform(X))
+        assert np.abs(a - b).max() < 1e-4 * np.abs(b).max()
+        np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(ny.transform(X)), atol=1e-5)
+
+
+def test_logistic_multiclass_is_one_vs_rest(letter_subset):
+    X, y, X_test, y_test = letter_subset
+    keep = np.isin(y, np.unique(y)[:3])
+    X, y = X[keep], y[keep]
+    ours = NystroemLogisticRegression(n_components=60, alpha=0.1, gamma=0.1, tol=1e-9, max_iter=60,
+                                      cg_max_iter=200, random_state=0).fit(X, y)
+    Z = Nystroem(60, gamma=0.1, landmarks=ours.components_).fit(X).transform(X)
+    theirs = OneVsRestClassifier(LogisticRegression(C=10.0, fit_intercept=False, tol=1e-12, max_iter=20000)).fit(Z, y)
+    a, b = ours.decision_function(X), theirs.decision_function(Z)
+    assert np.abs(a - b).max() < 1e-4 * np.abs(b).max()
+    P = ours.predict_proba(X)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert (ours.classes_[P.argmax(axis=1)] == ours.predict(X)).all()
+
+
+def test_logistic_newton_path_decreases_the_objective_at_the_target():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((2000, 3))
+    y = (np.sin(2 * X[:, 0]) + X[:, 1] > 0).astype(int)
+    clf = NystroemLogisticRegression(n_components=200, alpha=1e-3, gamma=0.5, random_state=0).fit(X, y)
+    assert clf.penalties_[0] == 1e-3 and clf.penalties_[-1] == clf.lambda_
+    at_target = [o for o, p in zip(clf.objectives_[1:], clf.penalties_) if p == clf.lambda_]
+    assert all(b <= a + 1e-12 for a, b in zip(at_target, at_target[1:]))
+    assert clf.gradient_norms_[-1] <= clf.tol
+
+
+# ------------------------------------------------------------------ bad input
+@pytest.mark.parametrize("cls", [NystroemKernelRidge, NystroemKernelRidgeClassifier, NystroemLogisticRegression])
+def test_bad_input_gets_a_clear_error(cls, regression):
+    X, Y = regression
+    y = Y[:, 0] if cls is NystroemKernelRidge else (Y[:, 0] > 0).astype(int)
+    with pytest.raises(NotFittedError):
+        cls().predict(X)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        cls(n_components=10).fit(bad, y)
+    with pytest.raises(ValueError, match="n_components=601 centres exceed the 600 training rows"):
+        cls(n_components=601).fit(X, y)
+    for alpha in (0.0, -1.0):
+        with pytest.raises(ValueError, match="alpha"):
+            cls(n_components=10, alpha=alpha).fit(X, y)
+    with pytest.raises(ValueError, match=r"shape \(n_components, n_features\) = \(10, 5\)"):
+        cls(n_components=10, landmarks=np.zeros((10, 4))).fit(X, y)
+    # 200000 centres: their Gram matrix and the preconditioner's factors would take 1.3 TB
+    with pytest.raises(InsufficientMemoryError, match="n_components=200000 is too large"):
+        cls(n_components=200_000).fit(np.resize(X, (200_000, 5)), np.resize(y, 200_000))
