@@ -39,9 +39,12 @@ def cholesky_with_jitter(K_mm):
         raise ValueError("the centres' Gram matrix has no positive diagonal: the kernel "
                          "vanishes on the centres")
     jitter = np.finfo(np.float64).eps * m * diagonal
+    diagonal_of = np.diag_indices(m)
     while True:
+        shifted = K_mm.copy()                 # not K_mm + jitter * eye: two m x m temporaries
+        shifted[diagonal_of] += jitter
         try:
-            return scipy.linalg.cholesky(K_mm + jitter * np.eye(m), lower=False), jitter
+            return scipy.linalg.cholesky(shifted, lower=False, overwrite_a=True, check_finite=False), jitter
         except np.linalg.LinAlgError:
             jitter *= 10.0
             if jitter > MAX_RELATIVE_JITTER * diagonal:
@@ -49,6 +52,19 @@ def cholesky_with_jitter(K_mm):
                     "the centres' Gram matrix is not positive definite even with a jitter of "
                     f"{MAX_RELATIVE_JITTER:g} times its diagonal: the kernel is not positive "
                     "definite on these centres") from None
+
+
+def ridge_cholesky(T, weights, m, lam):
+    """Upper ``A`` with ``A^T A = T D T^T / m + lam I`` (``D = diag(weights)``, or ``I`` for ``None``).
+
+    ``T D T^T`` by BLAS ``syrk`` (half a GEMM's work, upper triangle only, which is
+    all the Cholesky factorization reads), shifted and factored in place.
+    """
+    scaled = T if weights is None else T * np.sqrt(weights)
+    syrk = scipy.linalg.get_blas_funcs("syrk", (scaled,))
+    product = syrk(1.0 / m, scaled, lower=0)
+    product[np.diag_indices(m)] += lam
+    return scipy.linalg.cholesky(product, lower=False, overwrite_a=True, check_finite=False)
 
 
 class FalkonPreconditioner:
@@ -93,7 +109,7 @@ class FalkonPreconditioner:
         self.T, jitter = cholesky_with_jitter(K_mm)
         self.jitter = jitter
         self.m = m
-        self.A = scipy.linalg.cholesky(self.T @ self.T.T / m + self.lam * np.eye(m), lower=False)
+        self.A = ridge_cholesky(self.T, None, m, self.lam)
 
     def apply(self, U):
         """``B U = T^{-1} A^{-1} U``."""

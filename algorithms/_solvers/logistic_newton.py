@@ -28,7 +28,7 @@ import numpy as np
 import scipy.linalg
 
 from .conjugate_gradient import conjugate_gradient
-from .falkon import cholesky_with_jitter
+from .falkon import cholesky_with_jitter, ridge_cholesky
 
 #: The first ridge of the path (when the target is smaller), and the factor between
 #: consecutive ridges.
@@ -187,8 +187,7 @@ def _newton_direction(K, T, weights, gradient, penalty, centre_rows, max_iter, t
         centre_weights = weights[centre_rows]
     else:
         centre_weights = np.broadcast_to(weights.mean(axis=0), (m, k))
-    factors = [scipy.linalg.cholesky((T * centre_weights[:, c]) @ T.T / m + penalty * np.eye(m), lower=False)
-               for c in range(k)]
+    factors = [ridge_cholesky(T, centre_weights[:, c], m, penalty) for c in range(k)]
 
     def per_column(U, trans):
         return np.column_stack([scipy.linalg.solve_triangular(A, U[:, c], lower=False, trans=trans)
