@@ -57,7 +57,7 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
     kernel = KernelParameter()
 
     def __init__(self, n_components=1000, *, alpha=1.0, kernel="gaussian", gamma="scale", degree=2,
-                 coef0=1.0, landmarks="uniform", max_iter=100, tol=1e-6, early_stopping=False,
+                 coef0=1.0, landmarks="uniform", max_iter=100, tol=1e-4, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=5, verbose=False, random_state=None):
         self.n_components = n_components
         self.alpha = alpha
