@@ -144,15 +144,17 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
         state = {"best": None, "best_loss": np.inf, "since": 0, "losses": []}
         K_val = None if X_val is None else self._operator(X_val)
 
-        def callback(n_iter, residual, coef):
+        def callback(n_iter, residual, coef, intercept=None):
             bar.update(1)
             bar.set_postfix(residual=f"{residual:.2e}")
             if K_val is None:
                 return False
-            loss = float(score(K_val @ coef, target_val))
+            scores = K_val @ coef
+            loss = float(score(scores if intercept is None else scores + intercept, target_val))
             state["losses"].append(loss)
             if loss < state["best_loss"]:
-                state.update(best=coef.copy(), best_loss=loss, since=0)
+                state.update(best=coef.copy(), best_intercept=None if intercept is None else intercept.copy(),
+                             best_loss=loss, since=0)
                 return False
             state["since"] += 1
             return state["since"] >= self.n_iter_no_change

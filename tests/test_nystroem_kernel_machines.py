@@ -157,15 +157,19 @@ def test_verbose_shows_a_progress_bar(regression, capsys):
 
 # ------------------------------------------------------------------ logistic
 def test_logistic_solves_scikit_learns_problem_on_nystroem_features():
-    """alpha = 1 / C of LogisticRegression on the same centres' Nyström features (no intercept)."""
+    """alpha = 1 / C of LogisticRegression on the same centres' Nyström features, with and without intercept."""
     rng = np.random.default_rng(4)
     X = rng.standard_normal((500, 4))
     y = (X[:, 0] * X[:, 1] + 0.3 * rng.standard_normal(500) > 0).astype(int)
-    for alpha in (1.0, 1e-2):
+    y[X[:, 2] > 0.8] = 1  # unbalanced: an intercept matters
+    for alpha, intercept in ((1.0, True), (1.0, False), (1e-2, True)):
         ours = NystroemLogisticRegression(n_components=80, alpha=alpha, gamma=0.3, tol=1e-9, max_iter=60,
-                                          cg_max_iter=200, random_state=0).fit(X, y)
+                                          cg_max_iter=200, fit_intercept=intercept, random_state=0).fit(X, y)
         ny = Nystroem(80, gamma=0.3, landmarks=ours.components_).fit(X)
-        theirs = LogisticRegression(C=1 / alpha, fit_intercept=False, tol=1e-12, max_iter=20000).fit(ny.transform(X), y)
+        theirs = LogisticRegression(C=1 / alpha, fit_intercept=intercept, tol=1e-12,
+                                    max_iter=20000).fit(ny.transform(X), y)
+        assert (abs(float(ours.intercept_[0]) - float(theirs.intercept_[0])) < 1e-4) if intercept \
+            else (ours.intercept_ == 0).all()
         a, b = ours.decision_function(X), theirs.decision_function(ny.transform(X))
         assert np.abs(a - b).max() < 1e-4 * np.abs(b).max()
         np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(ny.transform(X)), atol=1e-5)
@@ -178,7 +182,7 @@ def test_logistic_multiclass_is_one_vs_rest(letter_subset):
     ours = NystroemLogisticRegression(n_components=60, alpha=0.1, gamma=0.1, tol=1e-9, max_iter=60,
                                       cg_max_iter=200, random_state=0).fit(X, y)
     Z = Nystroem(60, gamma=0.1, landmarks=ours.components_).fit(X).transform(X)
-    theirs = OneVsRestClassifier(LogisticRegression(C=10.0, fit_intercept=False, tol=1e-12, max_iter=20000)).fit(Z, y)
+    theirs = OneVsRestClassifier(LogisticRegression(C=10.0, tol=1e-12, max_iter=20000)).fit(Z, y)
     a, b = ours.decision_function(X), theirs.decision_function(Z)
     assert np.abs(a - b).max() < 1e-4 * np.abs(b).max()
     P = ours.predict_proba(X)
@@ -190,7 +194,7 @@ def test_logistic_newton_path_decreases_the_objective_at_the_target():
     rng = np.random.default_rng(5)
     X = rng.standard_normal((2000, 3))
     y = (np.sin(2 * X[:, 0]) + X[:, 1] > 0).astype(int)
-    clf = NystroemLogisticRegression(n_components=200, alpha=1e-3, gamma=0.5, random_state=0).fit(X, y)
+    clf = NystroemLogisticRegression(n_components=200, alpha=0.1, gamma=0.5, random_state=0).fit(X, y)
     assert clf.penalties_[0] == 1e-3 and clf.penalties_[-1] == clf.lambda_
     at_target = [o for o, p in zip(clf.objectives_[1:], clf.penalties_) if p == clf.lambda_]
     assert all(b <= a + 1e-12 for a, b in zip(at_target, at_target[1:]))

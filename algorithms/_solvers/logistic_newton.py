@@ -5,7 +5,8 @@ With ``m`` centres, ``K = K(X, C)`` and ``K_mm = K(C, C)``, each ±1 target colu
 
     ``J(a) = (1/n) sum_i log(1 + exp(-y_i (K a)_i)) + (lam / 2) a^T K_mm a``.
 
-Newton's step solves ``H d = g`` with ``g = K^T l' / n + lam K_mm a`` and
+(plus an unpenalized intercept ``b``, ``f = K a + b``, by default). Newton's
+step solves ``H d = g`` with ``g = K^T l' / n + lam K_mm a`` and
 ``H = K^T W K / n + lam K_mm`` (``W`` the diagonal of ``l'' = s (1 - s)``,
 ``s = sigmoid(K a)``). ``H`` is a weighted Falkon system, so it is solved by
 conjugate gradient preconditioned by ``B = T^{-1} A^{-1}``, ``T = chol(K_mm)``,
@@ -43,6 +44,8 @@ class LogisticNewtonResult(NamedTuple):
 
     #: ndarray of shape (m, k)
     coef: np.ndarray
+    #: ndarray of shape (k,): the intercepts (zero without ``fit_intercept``)
+    intercept: np.ndarray
     #: Newton steps taken (path steps included)
     n_iter: int
     #: CG iterations of each Newton step
@@ -79,32 +82,51 @@ def _sigmoid(t):
 
 
 class _Pass:
-    """One pass at coefficients ``a``: ``K^T l' / n``, the loss, and the weights ``W``."""
+    """One pass at coefficients ``a`` and intercepts ``b``.
+
+    It gives ``K^T l' / n``, the loss, the weights ``W`` and, for the intercepts,
+    ``mean(l')``, ``mean(W)`` and ``u = K^T W 1`` (in the same sweep: the rows map
+    returns ``[l' / n, W]`` side by side).
+    """
 
     def __init__(self, K, Y):
         self.K, self.Y = K, Y
         self.weights = np.empty(Y.shape)
 
-    def run(self, a):
+    def run(self, a, b):
         n = self.K.shape[0]
-        losses = {}
+        k = self.Y.shape[1]
+        sums = {}
 
         def rows_map(lo, hi, F):
-            margin = self.Y[lo:hi] * F
+            margin = self.Y[lo:hi] * (F + b)
             s = _sigmoid(-margin)                 # sigmoid(-y f) = -l' / y
-            self.weights[lo:hi] = s * (1.0 - s)   # sigmoid(f) sigmoid(-f), whatever y's sign
-            losses[lo] = _log1p_exp(-margin).sum(axis=0)
-            return -self.Y[lo:hi] * s / n
+            W = s * (1.0 - s)                     # sigmoid(f) sigmoid(-f), whatever y's sign
+            self.weights[lo:hi] = W
+            derivative = -self.Y[lo:hi] * s
+            sums[lo] = np.stack([_log1p_exp(-margin).sum(axis=0), derivative.sum(axis=0), W.sum(axis=0)])
+            return np.hstack([derivative / n, W])
 
-        gradient = self.K.sweep(a, rows_map)
-        loss = np.zeros(self.Y.shape[1])
-        for lo in sorted(losses):
-            loss += losses[lo]
-        return gradient, loss / n
+        both = self.K.sweep(a, rows_map, 2 * k)
+        totals = np.zeros((3, k))
+        for lo in sorted(sums):
+            totals += sums[lo]
+        loss, intercept_gradient, weight_mean = totals / n
+        return _Point(a, b, both[:, :k], loss, intercept_gradient, weight_mean, both[:, k:])
 
 
-def nystroem_logistic_newton(K, K_mm, Y, lam, *, centre_rows=None, max_iter=20, tol=1e-4, cg_max_iter=20,
-                             callback=None):
+class _Point(NamedTuple):
+    a: np.ndarray
+    b: np.ndarray
+    data_gradient: np.ndarray      # K^T l' / n
+    loss: np.ndarray               # mean loss per column
+    intercept_gradient: np.ndarray  # mean l' per column
+    weight_mean: np.ndarray        # mean W per column
+    weighted_sum: np.ndarray       # u = K^T W 1
+
+
+def nystroem_logistic_newton(K, K_mm, Y, lam, *, fit_intercept=True, centre_rows=None, max_iter=20, tol=1e-4,
+                             cg_max_iter=20, callback=None):
     """Minimize the Nyström logistic objective of every ±1 column of ``Y``.
 
     Parameters
@@ -116,20 +138,26 @@ def nystroem_logistic_newton(K, K_mm, Y, lam, *, centre_rows=None, max_iter=20, 
         ±1 targets.
     lam : float
         The target ridge (> 0).
+    fit_intercept : bool, default=True
+        Add an unpenalized intercept ``b`` per column (``f = K a + b``). Newton's
+        system then has one more row; eliminating ``b`` leaves
+        ``(H - u u^T / (n^2 s)) d = g - u g_b / (n s)`` for ``a``, with
+        ``u = K^T W 1`` and ``s = mean(W)``: the same pass per CG iteration plus
+        a rank-one correction.
     centre_rows : ndarray of int or None
         The training rows the centres are, whose weights build the preconditioner;
         ``None`` uses the mean weight.
     max_iter : int, default=20
         Newton steps, the path's included.
     tol : float, default=1e-4
-        Stop, at the target ridge, when every column's gradient norm is at most
-        ``tol`` times its norm at ``a = 0``.
+        Stop, at the target ridge, when every column's gradient norm (with the
+        intercept's) is at most ``tol`` times its norm at zero.
     cg_max_iter : int, default=20
         Conjugate gradient iterations per Newton step. Each step's CG stops at a
         relative residual of ``min(0.1, relative gradient norm)`` (an inexact
         Newton method, superlinear near the optimum).
     callback : callable or None
-        ``callback(n_iter, gradient_norm, a)`` after each step; a true value stops.
+        ``callback(n_iter, gradient_norm, a, b)`` after each step; a true value stops.
 
     Returns
     -------
@@ -148,9 +176,8 @@ def nystroem_logistic_newton(K, K_mm, Y, lam, *, centre_rows=None, max_iter=20, 
     K_mm = np.asarray(K_mm, dtype=np.float64)
     T, _ = cholesky_with_jitter(K_mm)
     passes = _Pass(K, Y)
-    a = np.zeros((m, k))
-    data_gradient, loss = passes.run(a)
-    reference = np.linalg.norm(data_gradient, axis=0)
+    point = passes.run(np.zeros((m, k)), np.zeros(k))
+    reference = _gradient_norms(point.data_gradient, point.intercept_gradient, fit_intercept)
     reference[reference == 0] = 1.0
     path = ridge_path(lam)
     cg_iterations, gradient_norms, objectives, penalties = [], [], [], []
@@ -158,29 +185,39 @@ def nystroem_logistic_newton(K, K_mm, Y, lam, *, centre_rows=None, max_iter=20, 
     step = 0
     while True:
         penalty = path[min(step, len(path) - 1)]
-        gradient = data_gradient + penalty * (K_mm @ a)
-        relative = float(np.max(np.linalg.norm(gradient, axis=0) / reference))
+        gradient = point.data_gradient + penalty * (K_mm @ point.a)
+        relative = float(np.max(_gradient_norms(gradient, point.intercept_gradient, fit_intercept) / reference))
         gradient_norms.append(relative)
-        objectives.append(float(np.sum(loss + 0.5 * penalty * np.einsum("ij,ij->j", a, K_mm @ a))))
+        objectives.append(float(np.sum(_objective(point, K_mm, penalty))))
         if step >= len(path) - 1 and relative <= tol:
             converged = True
             break
         if step >= max_iter:
             break
-        direction, iterations = _newton_direction(K, T, passes.weights, gradient, penalty, centre_rows,
-                                                  cg_max_iter, min(0.1, relative))
-        a, data_gradient, loss = _damped_update(passes, K_mm, a, direction, loss, penalty)
+        direction, intercept_direction, iterations = _newton_direction(
+            K, T, passes.weights, point, gradient, penalty, fit_intercept, centre_rows, cg_max_iter,
+            min(0.1, relative))
+        point = _damped_update(passes, K_mm, point, direction, intercept_direction, penalty)
         cg_iterations.append(iterations)
         penalties.append(penalty)
         step += 1
-        if callback is not None and callback(step, relative, a):
+        if callback is not None and callback(step, relative, point.a, point.b):
             break
-    return LogisticNewtonResult(a, step, cg_iterations, np.asarray(gradient_norms), np.asarray(objectives),
-                                penalties, converged)
+    return LogisticNewtonResult(point.a, point.b, step, cg_iterations, np.asarray(gradient_norms),
+                                np.asarray(objectives), penalties, converged)
 
 
-def _newton_direction(K, T, weights, gradient, penalty, centre_rows, max_iter, tol):
-    """``H^{-1} g`` per column by CG on ``B^T H B u = B^T g``, ``d = B u``."""
+def _gradient_norms(gradient, intercept_gradient, fit_intercept):
+    squares = np.einsum("ij,ij->j", gradient, gradient)
+    return np.sqrt(squares + intercept_gradient ** 2 if fit_intercept else squares)
+
+
+def _objective(point, K_mm, penalty):
+    return point.loss + 0.5 * penalty * np.einsum("ij,ij->j", point.a, K_mm @ point.a)
+
+
+def _newton_direction(K, T, weights, point, gradient, penalty, fit_intercept, centre_rows, max_iter, tol):
+    """Newton's step ``(d, d_b)`` per column, ``d`` by CG on ``B^T S B v = B^T r``, ``d = B v``."""
     n, m = K.shape
     k = gradient.shape[1]
     if centre_rows is not None:
@@ -188,40 +225,47 @@ def _newton_direction(K, T, weights, gradient, penalty, centre_rows, max_iter, t
     else:
         centre_weights = np.broadcast_to(weights.mean(axis=0), (m, k))
     factors = [ridge_cholesky(T, centre_weights[:, c], m, penalty) for c in range(k)]
+    u, s = point.weighted_sum, point.weight_mean
+    # s > 0 unless every weight underflowed (a separable column far along its path)
+    s_safe = np.where(s > 0, s, 1.0)
 
     def per_column(U, trans):
         return np.column_stack([scipy.linalg.solve_triangular(A, U[:, c], lower=False, trans=trans)
                                 for c, A in enumerate(factors)])
 
+    def schur(V):
+        image = K.normal_matvec(V, weights=weights) / n
+        if fit_intercept:
+            image -= u * (np.einsum("ij,ij->j", u, V) / (n * n * s_safe))
+        return image
+
     def preconditioned_hessian(U):
         inner = per_column(U, "N")
         V = scipy.linalg.solve_triangular(T, inner, lower=False)
-        image = scipy.linalg.solve_triangular(T, K.normal_matvec(V, weights=weights) / n, lower=False,
-                                              trans="T")
-        # the ridge through T (lam T^T T = lam K_mm up to the jitter), exact in u
+        image = scipy.linalg.solve_triangular(T, schur(V), lower=False, trans="T")
+        # the ridge through T (lam T^T T = lam K_mm up to the jitter), exact in the new variables
         return per_column(image + penalty * inner, "T")
 
-    rhs = per_column(scipy.linalg.solve_triangular(T, gradient, lower=False, trans="T"), "T")
+    residual = gradient - u * (point.intercept_gradient / (n * s_safe)) if fit_intercept else gradient
+    rhs = per_column(scipy.linalg.solve_triangular(T, residual, lower=False, trans="T"), "T")
     result = conjugate_gradient(preconditioned_hessian, rhs, max_iter=max_iter, tol=tol)
-    return scipy.linalg.solve_triangular(T, per_column(result.x, "N"), lower=False), result.n_iter
+    direction = scipy.linalg.solve_triangular(T, per_column(result.x, "N"), lower=False)
+    if not fit_intercept:
+        return direction, np.zeros(k), result.n_iter
+    intercept_direction = (point.intercept_gradient - np.einsum("ij,ij->j", u, direction) / n) / s_safe
+    return direction, np.where(s > 0, intercept_direction, 0.0), result.n_iter
 
 
-def _damped_update(passes, K_mm, a, direction, loss, penalty):
-    """``a - t d`` with ``t = 1``, halved per column while the objective rises."""
-    def objective(coef, column_loss):
-        return column_loss + 0.5 * penalty * np.einsum("ij,ij->j", coef, K_mm @ coef)
-
-    before = objective(a, loss)
-    t = np.ones(a.shape[1])
+def _damped_update(passes, K_mm, point, direction, intercept_direction, penalty):
+    """The point at ``(a - t d, b - t d_b)``, ``t = 1`` halved per column while the objective rises."""
+    before = _objective(point, K_mm, penalty)
+    t = np.ones(point.a.shape[1])
     for _ in range(MAX_HALVINGS + 1):
-        candidate = a - t * direction
-        data_gradient, new_loss = passes.run(candidate)
-        rising = objective(candidate, new_loss) > before + 1e-12 * np.abs(before)
+        candidate = passes.run(point.a - t * direction, point.b - t * intercept_direction)
+        rising = _objective(candidate, K_mm, penalty) > before + 1e-12 * np.abs(before)
         if not rising.any():
-            return candidate, data_gradient, new_loss
+            return candidate
         t = np.where(rising, 0.5 * t, t)
     # no decrease at 2^-20 of the step: the column is at its optimum to round-off
     t = np.where(rising, 0.0, t)
-    candidate = a - t * direction
-    data_gradient, new_loss = passes.run(candidate)
-    return candidate, data_gradient, new_loss
+    return passes.run(point.a - t * direction, point.b - t * intercept_direction)
