@@ -344,3 +344,56 @@ def peak_resident_bytes():
 def synthetic_labels(block):
     """The Dask workloads' labels: a noiseless nonlinear rule of three of the inputs."""
     return (block[:, 0] * block[:, 1] + np.sin(2.0 * block[:, 2]) > 0).astype(np.int8)
+
+
+#: Seed of the smooth regression target's projections: one target function for every sample.
+SMOOTH_TARGET_SEED = 20170
+
+
+def smooth_target(block, noise=0.1):
+    """Targets of a block of standard normal rows ``[x, e]`` (``d + 1`` columns).
+
+    ``y = sin(x . p_1) + sin(x . p_2) + sin(x . p_3) + noise e``, the ``p_k`` drawn
+    once from :data:`SMOOTH_TARGET_SEED` with variance ``1/d``, so that each
+    ``x . p_k`` has unit variance for ``x ~ N(0, I)``: a smooth function that a
+    Gaussian kernel of bandwidth ``1/d`` learns. The noise column comes with the
+    rows, so that a Dask chunk gives its targets without a second random stream.
+
+    Parameters
+    ----------
+    block : ndarray of shape (n, d + 1)
+    noise : float, default=0.1
+
+    Returns
+    -------
+    ndarray of shape (n,), float64
+    """
+    d = block.shape[1] - 1
+    projections = np.random.default_rng(SMOOTH_TARGET_SEED).standard_normal((d, 3)) / np.sqrt(d)
+    return np.sin(block[:, :d] @ projections).sum(axis=1) + noise * block[:, d]
+
+
+def smooth_regression(n_rows, n_features=16, *, noise=0.1, seed=0, chunk_rows=100_000):
+    """``(X, y)``: ``X ~ N(0, I)`` and :func:`smooth_target`, generated chunk by chunk.
+
+    Chunk ``i`` comes from ``numpy.random.default_rng([seed, i])``, so only one
+    chunk of the ``d + 1`` random columns exists besides ``X`` and ``y``.
+
+    Parameters
+    ----------
+    n_rows, n_features : int
+    noise : float, default=0.1
+    seed : int, default=0
+    chunk_rows : int, default=100000
+
+    Returns
+    -------
+    X : ndarray of shape (n_rows, n_features), float64
+    y : ndarray of shape (n_rows,), float64
+    """
+    X, y = np.empty((n_rows, n_features)), np.empty(n_rows)
+    for i, start in enumerate(range(0, n_rows, chunk_rows)):
+        stop = min(n_rows, start + chunk_rows)
+        block = np.random.default_rng([seed, i]).standard_normal((stop - start, n_features + 1))
+        X[start:stop], y[start:stop] = block[:, :n_features], smooth_target(block, noise)
+    return X, y

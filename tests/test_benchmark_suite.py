@@ -119,3 +119,20 @@ def test_the_target_names_intel_avx512_loops_at_256_bits(monkeypatch):
     monkeypatch.setenv("NUMBA_CPU_NAME", "sapphirerapids")
     monkeypatch.setenv("NUMBA_CPU_FEATURES", features)
     assert numba_target() == ("sapphirerapids", "AVX-512")
+
+
+def test_kernel_machine_setups_warm_exactly_what_is_timed(monkeypatch, tmp_path):
+    """The Nyström kernel machines' fits, ours and scikit-learn's pipelines, compile nothing when timed."""
+    monkeypatch.setenv("KERNELMAPS_BENCH_CACHE", str(tmp_path))
+    from benchmarks import bench_kernel_machines, common
+
+    common._WARM.clear()
+    for cls in (bench_kernel_machines.KernelMachineClassifiers, bench_kernel_machines.KernelMachineRegressors):
+        labels, widths = cls.params
+        assert any(label.startswith("sklearn.") for label in labels), f"{cls.__name__} runs no peer"
+        for label in labels:
+            bench = cls()
+            bench.setup(label, widths[0])
+            before = _compiled_overloads()
+            bench.time_fit(label, widths[0])
+            assert _compiled_overloads() == before, f"time_fit of {label} compiled Numba code inside the timed call"

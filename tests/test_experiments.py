@@ -31,7 +31,8 @@ def test_every_experiment_declares_its_claim_source_and_settings(registry):
 
 def test_claims_of_every_paper_are_covered(registry):
     papers = " ".join(spec.paper for spec in registry.values())
-    for author in ("Rahimi & Recht", "Yu et al., 2015", "Yu et al., NIPS 2016", "Hamid et al.", "Le, Sarlós", "Băzăvan"):
+    for author in ("Rahimi & Recht", "Yu et al., 2015", "Yu et al., NIPS 2016", "Hamid et al.", "Le, Sarlós", "Băzăvan",
+                   "Rudi, Carratino & Rosasco"):
         assert author in papers, f"no experiment checks a claim of {author}'s paper"
 
 
@@ -93,3 +94,21 @@ def test_asv_does_not_discover_the_experiments():
 
     assert not (ROOT / "benchmarks" / "experiments" / "__init__.py").exists()
     assert "experiments" not in {m.name for m in pkgutil.iter_modules(benchmarks.__path__)}
+
+
+FALKON_EXPERIMENTS = ["falkon-convergence", "falkon-accuracy", "falkon-speed", "falkon-sklearn", "falkon-scale"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FALKON_EXPERIMENTS)
+def test_nystroem_solver_experiments_run_in_quick_mode(registry, name, tmp_path):
+    """Each Nyström-solver experiment measures, judges and writes in its quick mode (seconds each)."""
+    from benchmarks.experiments import _framework
+
+    spec = registry[name]
+    if spec.missing():
+        pytest.skip(f"{name} needs {spec.missing()}")
+    result = _framework.execute(spec, quick=True, output=tmp_path)
+    assert result["status"] in _framework.STATUSES
+    assert result["measured"] and result["mode"] == "quick"
+    assert len((tmp_path / name / f"{name}.csv").read_text().splitlines()) > 1
