@@ -6,8 +6,9 @@ on ``m`` centres and reach the rows only through
 :class:`kernelmaps._solvers.kernel_operator.KernelOperator` passes. This base
 chooses the centres (the landmark rules of :class:`kernelmaps.Nystroem`), resolves
 the kernel, refuses a plan that cannot fit in memory, splits off the rows of
-early stopping, runs the progress bar, and predicts in row blocks; on a Dask
-array it hands ``fit`` and ``predict`` to :mod:`kernelmaps._dask_kernel_machines`.
+early stopping, runs the progress bar, and predicts in row blocks (lazily, per
+chunk, for a Dask array). The ridge machines hand a Dask ``fit`` to
+:mod:`kernelmaps._dask_kernel_machines`.
 """
 
 import os
@@ -28,7 +29,7 @@ from ._parallel import n_worker_threads
 from ._rows import bandwidth_input
 from ._solvers.kernel_operator import KernelOperator
 from ._validation import (check_fits_in_memory, check_fraction, check_input, check_integer, check_positive,
-                          is_dask_array, validation_rows)
+                          dask_support, is_dask_array, validation_rows)
 
 
 def _user_stacklevel():
@@ -85,11 +86,16 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
                 raise ValueError(f"validation_fraction must be below 1, got {self.validation_fraction!r}")
             check_integer(self.n_iter_no_change, "n_iter_no_change")
 
-    def _set_kernel_and_centres(self, X, rng):
-        """Validate the parameters; set the kernel attributes, ``components_`` and the plan."""
+    def _set_kernel_and_centres(self, X, rng, n_rows=None):
+        """Validate the parameters; set the kernel attributes, ``components_`` and the plan.
+
+        ``X`` is the training rows, or for Dask input a sample of them, of
+        ``n_rows`` rows in all.
+        """
         self._check_solver_params()
         self.kernel_, self.degree_, self.coef0_ = check_kernel_params(self.kernel, self.degree, self.coef0)
-        n, d = X.shape
+        d = X.shape[1]
+        n = X.shape[0] if n_rows is None else n_rows
         m = check_integer(self.n_components, "n_components")
         if m > n:
             raise ValueError(f"n_components={m} centres exceed the {n} training rows: a Nyström kernel "
@@ -167,10 +173,15 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
                       ConvergenceWarning, stacklevel=_user_stacklevel())
 
     # ------------------------------------------------------------ predict
+    def _lazily(self, X, method):
+        """``method`` of a Dask ``X``, lazily (one in-memory task per row chunk), or None."""
+        if not is_dask_array(X):
+            return None
+        check_is_fitted(self, "coef_")
+        return dask_support().predict_lazily(self, X, method)
+
     def _scores(self, X):
         check_is_fitted(self, "coef_")
-        if is_dask_array(X):
-            return dask_kernel_machines().scores_lazily(self, X)
         X = check_input(self, X, reset=False)
         scores = self._operator(X) @ self.coef_.reshape(self.components_.shape[0], -1)
         return scores[:, 0] if self.coef_.ndim == 1 else scores

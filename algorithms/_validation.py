@@ -103,8 +103,9 @@ def check_not_dask(estimator, X, what="X"):
     if is_dask_array(X):
         raise TypeError(
             f"{type(estimator).__name__} works in memory and got a Dask collection as {what}. "
-            "Feature maps (fit on a sample, lazy transform) and the one-pass learners "
-            "(LeastSquaresClassifier, LeastSquaresRegressor, ECOCClassifier) accept Dask arrays; "
+            "Feature maps (fit on a sample, lazy transform), the one-pass learners "
+            "(LeastSquaresClassifier, LeastSquaresRegressor, ECOCClassifier) and the Nyström kernel "
+            "ridge machines (NystroemKernelRidge, NystroemKernelRidgeClassifier) accept Dask arrays; "
             f"for {type(estimator).__name__}, compute a sample first (kernelmaps.dask.sample_rows)."
         )
 

@@ -104,8 +104,8 @@ _SHARED_DOC = """
 """
 
 
-class _NystroemRidgeBase(NystroemMachineBase):
-    paper = "Rudi, Carratino & Rosasco, FALKON: An optimal large scale kernel method, NIPS 2017"
+class _DaskRoutedFit:
+    """``fit`` that sends Dask input out of core; before the target mixins' ``fit`` in the MRO."""
 
     def fit(self, X, y):
         """Fit on in-memory arrays, or out of core on row-chunked Dask arrays.
@@ -122,6 +122,10 @@ class _NystroemRidgeBase(NystroemMachineBase):
         if is_dask_array(X) or is_dask_array(y):
             return dask_kernel_machines().fit(self, X, y)
         return super().fit(X, y)
+
+
+class _NystroemRidgeBase(NystroemMachineBase):
+    paper = "Rudi, Carratino & Rosasco, FALKON: An optimal large scale kernel method, NIPS 2017"
 
     def _solve(self, X, T, labels, loss):
         rng = check_random_state(self.random_state)
@@ -156,7 +160,7 @@ def _mean_squared_error(predictions, target):
     return np.mean((predictions.reshape(len(target), -1) - target.reshape(len(target), -1)) ** 2)
 
 
-class NystroemKernelRidge(RegressorMixin, RegressionFitMixin, _NystroemRidgeBase):
+class NystroemKernelRidge(RegressorMixin, _DaskRoutedFit, RegressionFitMixin, _NystroemRidgeBase):
     __doc__ = """Nyström kernel ridge regression by Falkon's preconditioned conjugate gradient.
 """ + _SHARED_DOC + """
     Examples
@@ -182,7 +186,8 @@ class NystroemKernelRidge(RegressorMixin, RegressionFitMixin, _NystroemRidgeBase
 
     def predict(self, X):
         """``K(X, components_) @ coef_`` (lazy for a Dask array)."""
-        return self._scores(X)
+        lazy = self._lazily(X, "predict")
+        return self._scores(X) if lazy is None else lazy
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -190,7 +195,7 @@ class NystroemKernelRidge(RegressorMixin, RegressionFitMixin, _NystroemRidgeBase
         return tags
 
 
-class NystroemKernelRidgeClassifier(ClassifierMixin, OneVsRestFitMixin, _NystroemRidgeBase):
+class NystroemKernelRidgeClassifier(ClassifierMixin, _DaskRoutedFit, OneVsRestFitMixin, _NystroemRidgeBase):
     __doc__ = """Nyström kernel ridge classification: one-vs-rest regression onto +1 / -1, by Falkon's CG.
 
     One solve for all classes, ``T[i, c] = +1`` if ``y_i`` is class ``c`` else
@@ -225,12 +230,16 @@ class NystroemKernelRidgeClassifier(ClassifierMixin, OneVsRestFitMixin, _Nystroe
 
     def decision_function(self, X):
         """One-vs-rest scores; shape (n_samples,) for two classes (lazy for a Dask array)."""
+        lazy = self._lazily(X, "decision_function")
+        if lazy is not None:
+            return lazy
         scores = self._scores(X)
-        return scores[:, 0] if scores.ndim == 2 and scores.shape[1] == 1 else scores
+        return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X):
-        """Class of the largest score."""
+        """Class of the largest score (lazy for a Dask array)."""
+        lazy = self._lazily(X, "predict")
+        if lazy is not None:
+            return lazy
         scores = self.decision_function(X)
-        if is_dask_array(scores):
-            return dask_kernel_machines().classes_lazily(self.classes_, scores)
         return classes_from_scores(self.classes_, scores)

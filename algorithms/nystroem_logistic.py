@@ -161,12 +161,21 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
         return np.mean(classes_from_scores(np.arange(len(self.classes_)), scores) != labels)
 
     def decision_function(self, X):
-        """The logits ``f(x)`` of each one-vs-rest problem; shape (n_samples,) for two classes."""
+        """The logits ``f(x)`` of each one-vs-rest problem; shape (n_samples,) for two classes.
+
+        Lazy for a Dask array, as are ``predict`` and ``predict_proba``.
+        """
+        lazy = self._lazily(X, "decision_function")
+        if lazy is not None:
+            return lazy
         scores = self._scores(X) + self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X):
         """Class of the largest logit."""
+        lazy = self._lazily(X, "predict")
+        if lazy is not None:
+            return lazy
         scores = self.decision_function(X)  # first: it raises NotFittedError
         return classes_from_scores(self.classes_, scores)
 
@@ -181,6 +190,9 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
         -------
         ndarray of shape (n_samples, n_classes)
         """
+        lazy = self._lazily(X, "predict_proba")
+        if lazy is not None:
+            return lazy
         scores = self.decision_function(X)
         if scores.ndim == 1:
             positive = 1.0 / (1.0 + np.exp(-np.clip(scores, -700, 700)))

@@ -143,8 +143,8 @@ def nystroem_kernel_ridge(K, K_mm, Y, lam, *, preconditioned=True, max_iter=100,
 
     Parameters
     ----------
-    K : KernelOperator or LinearOperator with ``normal_matvec``
-        ``K(X, C)``, shape (n, m).
+    K : KernelOperator, or any operator with ``shape`` and ``normal_matvec``
+        ``K(X, C)``, shape (n, m) (for Dask input, ``DaskKernelOperator``).
     K_mm : ndarray of shape (m, m)
     Y : ndarray of shape (n, k)
     lam : float
@@ -168,7 +168,8 @@ def nystroem_kernel_ridge(K, K_mm, Y, lam, *, preconditioned=True, max_iter=100,
     method. NIPS 2017, Algorithm 1.
     """
     n = K.shape[0]
-    Y = np.asarray(Y, dtype=np.float64).reshape(n, -1)
+    # a Dask Y stays lazy: the operator of a Dask X reads it chunk by chunk
+    Y = (Y if hasattr(Y, "dask") else np.asarray(Y, dtype=np.float64)).reshape(n, -1)
     K_mm = np.asarray(K_mm, dtype=np.float64)
     rhs = K.normal_matvec(None, Y / n)
     if not preconditioned:

@@ -1,0 +1,97 @@
+"""The Nyström kernel ridge machines fitted out of core on Dask arrays.
+
+Run on a real ``dask.distributed.LocalCluster`` of two worker processes bound to
+127.0.0.1; skipped, with the reason, when the ``dask`` extra is absent.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array", reason="the 'dask' extra is absent: pip install 'kernelmaps[dask]'")
+distributed = pytest.importorskip("distributed", reason="the 'dask' extra is absent: pip install 'kernelmaps[dask]'")
+
+from kernelmaps import (NystroemKernelRidge, NystroemKernelRidgeClassifier,  # noqa: E402
+                        NystroemLogisticRegression)
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=None, silence_logs=40)
+    with distributed.Client(cluster) as dask_client:
+        yield dask_client
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((12000, 8))
+    y = np.sin(X[:, 0]) + X[:, 1] * X[:, 2] / 2 + 0.1 * rng.standard_normal(12000)
+    labels = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
+    return X, y, labels
+
+
+def relative(a, b):
+    return np.linalg.norm(a - b) / np.linalg.norm(b)
+
+
+@pytest.mark.parametrize("cls", [NystroemKernelRidge, NystroemKernelRidgeClassifier])
+def test_dask_fit_equals_the_in_memory_fit_on_the_same_centres(client, data, cls):
+    X, y, labels = data
+    target = y if cls is NystroemKernelRidge else labels
+    params = dict(n_components=300, alpha=1.0, tol=1e-6, max_iter=300)
+    lazy = cls(gamma="scale", random_state=0, **params).fit(da.from_array(X, chunks=2500),
+                                                          da.from_array(target, chunks=2500))
+    in_memory = cls(gamma=lazy.gamma_, landmarks=lazy.components_, **params).fit(X, target)
+    assert lazy.n_iter_ == in_memory.n_iter_
+    assert relative(lazy.coef_, in_memory.coef_) < 1e-8
+    X_test = da.from_array(X[:3000], chunks=1000)
+    predicted = lazy.predict(X_test)
+    assert isinstance(predicted, da.Array)
+    np.testing.assert_array_equal(predicted.compute(), in_memory.predict(X[:3000])) if cls is not NystroemKernelRidge \
+        else np.testing.assert_allclose(predicted.compute(), in_memory.predict(X[:3000]), rtol=1e-7, atol=1e-9)
+    if cls is NystroemKernelRidgeClassifier:
+        np.testing.assert_array_equal(lazy.classes_, [0, 1, 2])
+        assert lazy.decision_function(X_test).compute().shape == (3000, 3)
+
+
+def test_dask_fit_is_deterministic_and_keeps_float32(client, data):
+    X, y, _ = data
+    X32 = da.from_array(X.astype(np.float32), chunks=3000)
+    fits = [NystroemKernelRidge(n_components=200, alpha=0.1, gamma=0.1, random_state=1).fit(X32, y)
+            for _ in range(2)]
+    assert np.array_equal(fits[0].coef_, fits[1].coef_)
+    reference = NystroemKernelRidge(n_components=200, alpha=0.1, gamma=0.1, random_state=1).fit(
+        da.from_array(X, chunks=3000), y)
+    assert relative(fits[0].predict(X), reference.predict(X)) < 1e-3
+
+
+def test_dask_bad_input_gets_a_clear_error(client, data):
+    X, y, labels = data
+    bad = X.copy()
+    bad[7000, 3] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        NystroemKernelRidge(n_components=50, random_state=0).fit(da.from_array(bad, chunks=2000), y)
+    dX = da.from_array(X, chunks=2000)
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        NystroemKernelRidge(n_components=50).fit(dX[dX[:, 0] > 0], y[X[:, 0] > 0])
+    with pytest.raises(ValueError, match="does not stop early on Dask"):
+        NystroemKernelRidge(n_components=50, early_stopping=True).fit(dX, y)
+    with pytest.raises(ValueError, match="exceed the 12000 training rows"):
+        NystroemKernelRidge(n_components=12001).fit(dX, y)
+    with pytest.raises(ValueError, match="X has 12000 rows but y has 11999"):
+        NystroemKernelRidge(n_components=50).fit(dX, y[:-1])
+    with pytest.raises(TypeError, match="works in memory and got a Dask collection"):
+        NystroemLogisticRegression(n_components=50).fit(dX, labels)
+
+
+def test_logistic_predicts_lazily(client, data):
+    X, _, labels = data
+    clf = NystroemLogisticRegression(n_components=100, random_state=0).fit(X[:3000], labels[:3000])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        proba = clf.predict_proba(da.from_array(X[3000:6000], chunks=1000))
+    np.testing.assert_allclose(proba.compute(), clf.predict_proba(X[3000:6000]))
