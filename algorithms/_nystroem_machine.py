@@ -107,17 +107,25 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
         self.components_, self.component_indices_ = choose_landmarks(X, m, rule, self._kernel_params(),
                                                                      rng, indices)
 
+    #: ``m x m`` float64 matrices the solver holds at once (the centres' Gram matrix,
+    #: the preconditioner's two Cholesky factors and a temporary); the logistic
+    #: machine adds one factor per one-vs-rest problem.
+    _square_matrices = 4
+
+    def _n_square_matrices(self):
+        return self._square_matrices
+
     def check_memory_plan(self, m, d, dtype):
         """Refuse ``m`` centres whose ``m x m`` work cannot fit in memory, before any is done.
 
-        The centres' Gram matrix, the two Cholesky factors of the preconditioner and
-        one more ``m x m`` temporary (float64), plus each thread's kernel block.
+        The solver's ``m x m`` float64 matrices, plus each thread's kernel block.
         """
         itemsize = np.dtype(dtype).itemsize
         block_rows = KernelOperator.rows_per_block(m, d, itemsize)
-        n_bytes = 8 * (4 * m * m + m * d) + n_worker_threads() * block_rows * itemsize * (m + d)
+        n_bytes = 8 * (self._n_square_matrices() * m * m + m * d) \
+            + n_worker_threads() * block_rows * itemsize * (m + d)
         check_fits_in_memory(n_bytes, f"n_components={m}",
-                             "the centres' Gram matrix, the preconditioner's two Cholesky factors "
+                             "the centres' Gram matrix, the preconditioner's Cholesky factors "
                              "and the per-thread kernel blocks")
 
     def _operator(self, X):

@@ -156,6 +156,11 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
         if not result.converged and result.n_iter >= self.max_iter:
             self._warn_not_converged("the relative gradient norm of the Newton steps", result.gradient_norms[-1])
 
+    def _n_square_matrices(self):
+        # K_mm, T and a temporary, then one factor A per one-vs-rest problem
+        n_problems = 1 if len(self.classes_) == 2 else len(self.classes_)
+        return 3 + n_problems
+
     def _error_rate(self, scores, labels):
         scores = scores[:, 0] if scores.ndim == 2 and scores.shape[1] == 1 else scores
         return np.mean(classes_from_scores(np.arange(len(self.classes_)), scores) != labels)
