@@ -222,3 +222,24 @@ def test_bad_input_gets_a_clear_error(cls, regression):
     # 200000 centres: their Gram matrix and the preconditioner's factors would take 1.3 TB
     with pytest.raises(InsufficientMemoryError, match="n_components=200000 is too large"):
         cls(n_components=200_000).fit(np.resize(X, (200_000, 5)), np.resize(y, 200_000))
+
+
+def test_compensated_sums_do_not_depend_on_the_order():
+    """The block products summed in any order, or merged from any split, give the correctly rounded sum."""
+    import math
+
+    from kernelmaps._solvers.kernel_operator import CompensatedSum
+
+    rng = np.random.default_rng(6)
+    terms = rng.standard_normal((200, 40)) * 10.0 ** rng.integers(-8, 8, size=(200, 1))
+    forward = CompensatedSum((40,))
+    for term in terms:
+        forward.add(term)
+    halves = [CompensatedSum((40,)), CompensatedSum((40,))]
+    for index in rng.permutation(200):
+        halves[index % 2].add(terms[index])
+    merged = halves[1].merge(halves[0]).result()
+    exact = np.array([math.fsum(column) for column in terms.T])
+    np.testing.assert_array_equal(forward.result(), exact)
+    np.testing.assert_array_equal(merged, exact)
+    assert not np.array_equal(terms.sum(axis=0), terms[::-1].sum(axis=0))  # plain sums do depend on it
