@@ -30,6 +30,7 @@ except ImportError as error:  # pragma: no cover - exercised by the no-dask test
 
 from sklearn.base import is_classifier
 from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
 
 from ._base import one_vs_rest_code
 from ._fastmath_arrays import all_finite
@@ -116,6 +117,7 @@ def _classifier_targets(estimator, y):
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D class labels, got shape {y.shape}")
     classes = np.unique(np.asarray(da.unique(y).compute()))
+    check_classification_targets(classes)
     if len(classes) < 2:
         raise ValueError(f"need at least 2 classes, got {len(classes)} class")
     estimator.classes_ = classes
@@ -140,6 +142,11 @@ def fit(estimator, X, y):
     if not is_dask_array(X):
         raise TypeError(f"{type(estimator).__name__} got a Dask y but an in-memory X: give X as a "
                         "dask.array (dask.array.from_array(X, chunks=...)) with y's row chunks")
+    if X.ndim == 2 and len(X.chunks[1]) > 1:
+        # a transform rejoins the feature chunks once; a fit would rejoin them on every pass
+        raise ValueError(f"X is chunked along its {X.shape[1]} features ({len(X.chunks[1])} chunks); the fit "
+                         "reads whole rows on every iteration: rechunk it once, X = X.rechunk({1: -1}), and "
+                         "persist it if it fits in the cluster's memory")
     X = _known_rows(_check_rows(X))
     n = X.shape[0]
     if n == 0:
@@ -154,10 +161,15 @@ def fit(estimator, X, y):
     clear_fitted_state(estimator)
     rng = check_random_state(estimator.random_state)
     m = check_integer(estimator.n_components, "n_components")
-    sample = sample_rows(X, max(FIT_SAMPLE_ROWS, m), random_state=rng)
+    take = min(n, max(FIT_SAMPLE_ROWS, m))
+    # the rows drawn here, not inside sample_rows, so that the centres' row indices are X's
+    rows = np.arange(n) if take == n else np.sort(rng.choice(n, take, replace=False))
+    sample = sample_rows(X if take == n else X[rows], take)
     if not all_finite(sample):
         raise ValueError("X contains NaN or infinity (in the sample of rows the centres are drawn from)")
     estimator._set_kernel_and_centres(sample, rng, n_rows=n)
+    if estimator.component_indices_ is not None:
+        estimator.component_indices_ = rows[estimator.component_indices_]
     estimator.n_features_in_ = X.shape[1]
     # chunks on multiples of the operator's row block: every block, and so every
     # partial product, is the in-memory pass's own

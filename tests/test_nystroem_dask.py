@@ -46,6 +46,7 @@ def test_dask_fit_equals_the_in_memory_fit_on_the_same_centres(client, data, cls
     lazy = cls(gamma="scale", random_state=0, **params).fit(da.from_array(X, chunks=2500),
                                                           da.from_array(target, chunks=2500))
     in_memory = cls(gamma=lazy.gamma_, landmarks=lazy.components_, **params).fit(X, target)
+    np.testing.assert_array_equal(X[lazy.component_indices_], lazy.components_)  # indices of X's rows
     assert lazy.n_iter_ == in_memory.n_iter_
     assert relative(lazy.coef_, in_memory.coef_) < 1e-8
     X_test = da.from_array(X[:3000], chunks=1000)
@@ -84,6 +85,10 @@ def test_dask_bad_input_gets_a_clear_error(client, data):
         NystroemKernelRidge(n_components=12001).fit(dX, y)
     with pytest.raises(ValueError, match="X has 12000 rows but y has 11999"):
         NystroemKernelRidge(n_components=50).fit(dX, y[:-1])
+    with pytest.raises(ValueError, match=r"rechunk\(\{1: -1\}\)"):
+        NystroemKernelRidge(n_components=50).fit(da.from_array(X, chunks=(2000, 4)), y)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        NystroemKernelRidgeClassifier(n_components=50).fit(dX, y)
     with pytest.raises(TypeError, match="works in memory and got a Dask collection"):
         NystroemLogisticRegression(n_components=50).fit(dX, labels)
 

@@ -243,3 +243,21 @@ def test_compensated_sums_do_not_depend_on_the_order():
     np.testing.assert_array_equal(forward.result(), exact)
     np.testing.assert_array_equal(merged, exact)
     assert not np.array_equal(terms.sum(axis=0), terms[::-1].sum(axis=0))  # plain sums do depend on it
+
+
+def test_blocked_factorizations_match_lapack(monkeypatch):
+    """Large orders are factored in blocks (OpenBLAS's threaded potrf and syrk crashed at m = 16384)."""
+    from kernelmaps._solvers import falkon
+
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((300, 120))
+    K = A @ A.T / 120 + np.eye(300)
+    T = np.triu(rng.standard_normal((300, 300)))
+    w = rng.uniform(0, 1, 300)
+    monkeypatch.setattr(falkon, "BLOCK_ORDER", 64)
+    U = falkon.upper_cholesky(K.copy())
+    np.testing.assert_allclose(U, scipy.linalg.cholesky(K, lower=False), atol=1e-12)
+    A_w = falkon.ridge_cholesky(T, w, 300, 1e-3)
+    np.testing.assert_allclose(A_w.T @ A_w, (T * w) @ T.T / 300 + 1e-3 * np.eye(300), atol=1e-10)
+    with pytest.raises(np.linalg.LinAlgError):
+        falkon.upper_cholesky(-np.eye(300))

@@ -27,6 +27,55 @@ from .conjugate_gradient import CGResult, conjugate_gradient
 MAX_RELATIVE_JITTER = 1e-6
 
 
+#: Above this order the m x m factorizations and products run in blocks of this
+#: size: OpenBLAS's threaded ``potrf`` and ``syrk`` crashed (SIGSEGV) at m = 16384
+#: on a 2-core AMD EPYC (OpenBLAS 0.3.30/0.3.31), a known class of its bugs for
+#: large orders, while every call on blocks of this size ran.
+BLOCK_ORDER = 4096
+
+
+def upper_cholesky(A):
+    """Upper ``U`` with ``U^T U = A`` (``A``'s upper triangle read; ``A`` overwritten).
+
+    Orders up to :data:`BLOCK_ORDER` are one LAPACK ``potrf``; larger ones are
+    factored block by block (right-looking: ``potrf`` of the diagonal block, a
+    triangular solve for its row, GEMM updates of the trailing upper blocks).
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        If ``A`` is not positive definite.
+    """
+    m = A.shape[0]
+    if m <= BLOCK_ORDER:
+        return scipy.linalg.cholesky(A, lower=False, overwrite_a=True, check_finite=False)
+    for k in range(0, m, BLOCK_ORDER):
+        e = min(m, k + BLOCK_ORDER)
+        A[k:e, k:e] = scipy.linalg.cholesky(A[k:e, k:e], lower=False, check_finite=False)
+        A[k:e, :k] = 0.0
+        if e < m:
+            A[k:e, e:] = scipy.linalg.solve_triangular(A[k:e, k:e], A[k:e, e:], trans="T", lower=False,
+                                                       check_finite=False)
+            for j in range(e, m, BLOCK_ORDER):
+                A[j:j + BLOCK_ORDER, j:] -= A[k:e, j:j + BLOCK_ORDER].T @ A[k:e, j:]
+    return A
+
+
+def _gram_of_rows(T, scale):
+    """The upper triangle of ``scale * T T^T`` (the lower one is left undefined), in blocks."""
+    m = T.shape[0]
+    if m <= BLOCK_ORDER:
+        syrk = scipy.linalg.get_blas_funcs("syrk", (T,))
+        return syrk(scale, T, lower=0)
+    product = np.empty((m, m))
+    for i in range(0, m, BLOCK_ORDER):
+        for j in range(i, m, BLOCK_ORDER):
+            # T is upper triangular: row block i is zero left of column i
+            product[i:i + BLOCK_ORDER, j:j + BLOCK_ORDER] = scale * (
+                T[i:i + BLOCK_ORDER, j:] @ T[j:j + BLOCK_ORDER, j:].T)
+    return product
+
+
 def cholesky_with_jitter(K_mm):
     """Upper ``T`` with ``T^T T = K_mm + jitter I``, and the jitter it took.
 
@@ -44,7 +93,7 @@ def cholesky_with_jitter(K_mm):
         shifted = K_mm.copy()                 # not K_mm + jitter * eye: two m x m temporaries
         shifted[diagonal_of] += jitter
         try:
-            return scipy.linalg.cholesky(shifted, lower=False, overwrite_a=True, check_finite=False), jitter
+            return upper_cholesky(shifted), jitter
         except np.linalg.LinAlgError:
             jitter *= 10.0
             if jitter > MAX_RELATIVE_JITTER * diagonal:
@@ -58,13 +107,13 @@ def ridge_cholesky(T, weights, m, lam):
     """Upper ``A`` with ``A^T A = T D T^T / m + lam I`` (``D = diag(weights)``, or ``I`` for ``None``).
 
     ``T D T^T`` by BLAS ``syrk`` (half a GEMM's work, upper triangle only, which is
-    all the Cholesky factorization reads), shifted and factored in place.
+    all the Cholesky factorization reads; in blocks above :data:`BLOCK_ORDER`),
+    shifted and factored in place.
     """
     scaled = T if weights is None else T * np.sqrt(weights)
-    syrk = scipy.linalg.get_blas_funcs("syrk", (scaled,))
-    product = syrk(1.0 / m, scaled, lower=0)
+    product = _gram_of_rows(scaled, 1.0 / m)
     product[np.diag_indices(m)] += lam
-    return scipy.linalg.cholesky(product, lower=False, overwrite_a=True, check_finite=False)
+    return upper_cholesky(product)
 
 
 class FalkonPreconditioner:
