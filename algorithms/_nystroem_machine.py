@@ -102,7 +102,8 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
                              f"machine takes at most one centre per row; use n_components <= {n}")
         self.check_memory_plan(m, d, X.dtype)
         rule = check_landmarks(self.landmarks, m, d)
-        indices = uniform_indices(n, m, rng) if isinstance(rule, str) and rule == "uniform" else None
+        # drawn from the rows at hand (for Dask input, the sample)
+        indices = uniform_indices(X.shape[0], m, rng) if isinstance(rule, str) and rule == "uniform" else None
         self.gamma_ = resolve_gamma(self.gamma, bandwidth_input(self.gamma, X), self.kernel_, rng)
         self.components_, self.component_indices_ = choose_landmarks(X, m, rule, self._kernel_params(),
                                                                      rng, indices)

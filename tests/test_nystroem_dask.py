@@ -70,6 +70,17 @@ def test_dask_fit_is_deterministic_and_keeps_float32(client, data):
     assert relative(fits[0].predict(X), reference.predict(X)) < 1e-3
 
 
+def test_centres_of_a_sampled_fit_are_rows_of_x(client, data, monkeypatch):
+    """More rows than the sample: the centres come from the sample, their indices are X's rows."""
+    import kernelmaps._dask_kernel_machines as machines
+
+    X, y, _ = data
+    monkeypatch.setattr(machines, "FIT_SAMPLE_ROWS", 1000)
+    model = NystroemKernelRidge(n_components=300, alpha=1.0, random_state=0).fit(da.from_array(X, chunks=2500), y)
+    assert model.component_indices_.max() >= 1000 and len(set(model.component_indices_)) == 300
+    np.testing.assert_array_equal(X[model.component_indices_], model.components_)
+
+
 def test_dask_bad_input_gets_a_clear_error(client, data):
     X, y, labels = data
     bad = X.copy()
