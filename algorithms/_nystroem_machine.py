@@ -21,7 +21,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParameter, RegisteredEstimator
+from ._base import KernelParameter, RegisteredEstimator, classes_from_scores
 from ._kernel_params import FittedKernelMixin
 from ._kernels import check_kernel_params, exact_kernel, resolve_gamma
 from ._landmarks import check_landmarks, choose_landmarks, uniform_indices
@@ -175,6 +175,11 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
             return state["since"] >= self.n_iter_no_change
 
         return callback, state
+
+    def _error_rate(self, scores, labels):
+        """Early stopping's loss for a classifier: the held-out rows' error rate."""
+        scores = scores[:, 0] if scores.ndim == 2 and scores.shape[1] == 1 else scores
+        return np.mean(classes_from_scores(np.arange(len(self.classes_)), scores) != labels)
 
     def _warn_not_converged(self, what, reached, max_iter=None):
         warnings.warn(f"{type(self).__name__} stopped at max_iter={max_iter or self.max_iter}: {what} "

@@ -221,13 +221,6 @@ class NystroemKernelRidgeClassifier(ClassifierMixin, _DaskRoutedFit, OneVsRestFi
     def _fit_targets(self, X, T, labels):
         self._solve(X, T, labels, self._error_rate)
 
-    def _error_rate(self, scores, labels):
-        return np.mean(classes_from_scores(np.arange(len(self.classes_)), self._shaped(scores)) != labels)
-
-    @staticmethod
-    def _shaped(scores):
-        return scores.ravel() if scores.ndim == 2 and scores.shape[1] == 1 else scores
-
     def decision_function(self, X):
         """One-vs-rest scores; shape (n_samples,) for two classes (lazy for a Dask array)."""
         lazy = self._lazily(X, "decision_function")

@@ -161,10 +161,6 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
         n_problems = 1 if len(self.classes_) == 2 else len(self.classes_)
         return 3 + n_problems
 
-    def _error_rate(self, scores, labels):
-        scores = scores[:, 0] if scores.ndim == 2 and scores.shape[1] == 1 else scores
-        return np.mean(classes_from_scores(np.arange(len(self.classes_)), scores) != labels)
-
     def decision_function(self, X):
         """The logits ``f(x)`` of each one-vs-rest problem; shape (n_samples,) for two classes.
 

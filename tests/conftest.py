@@ -32,3 +32,15 @@ def sphere():
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: takes over 5 s; CI runs them all")
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A ``dask.distributed`` cluster of two single-threaded worker processes on 127.0.0.1,
+    closed after the module (the Dask test modules skip themselves without the extra)."""
+    distributed = pytest.importorskip("distributed", reason="the 'dask' extra is absent: pip install 'kernelmaps[dask]'")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=None, silence_logs=40)
+    with distributed.Client(cluster) as dask_client:
+        yield dask_client
+    cluster.close()

@@ -35,15 +35,6 @@ RTOL = 1e-10
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                       dashboard_address=None, silence_logs=40)
-    with distributed.Client(cluster) as dask_client:
-        yield dask_client
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
 def rows():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((1100, 6))
