@@ -42,7 +42,9 @@ class SparseFeatureMap(RowBlockMap):
       preallocated ``indices`` (shape ``(len(X), k)``, int32 or int64) and their
       values into ``data`` (``X.dtype``, the same shape). A row's columns must
       be distinct and in ``[0, n_components)``, in any order (the base class
-      sorts them). It runs on worker threads like ``FeatureMap``'s hook, so it
+      sorts them). A class that sets ``drops_entries = True`` may give an
+      entry the value 0 to drop it (a row then stores fewer than ``k``); its
+      column must still be distinct in the row. It runs on worker threads like ``FeatureMap``'s hook, so it
       must be thread-safe; ``X`` is dense unless the class sets
       ``accepts_sparse_blocks = True``. It returns ``True`` only when it has
       established that every value is finite; otherwise the base class checks.
@@ -94,6 +96,9 @@ class SparseFeatureMap(RowBlockMap):
            [1., 0., 0., 0.]], dtype=float32)
     """
 
+    #: Whether ``_transform_block`` may write zeros, which ``transform`` removes.
+    drops_entries = False
+
     def _nnz_per_row(self, n_features):
         raise NotImplementedError(f"{type(self).__name__} does not say how many entries a row stores")
 
@@ -118,7 +123,8 @@ class SparseFeatureMap(RowBlockMap):
         -------
         Z : scipy.sparse.csr_matrix of shape (n_samples, n_components)
             float32 if ``X`` is float32, float64 otherwise; ``k`` stored entries
-            per row (``_nnz_per_row``), in increasing column order.
+            per row (``_nnz_per_row``; fewer where a map that ``drops_entries``
+            dropped some), in increasing column order.
 
         Raises
         ------
@@ -148,7 +154,10 @@ class SparseFeatureMap(RowBlockMap):
         if overflowed:
             self._raise_overflow(X, data, min(overflowed))
         indptr = np.arange(n + 1, dtype=index_dtype) * index_dtype(k)
-        return sp.csr_matrix((data.reshape(-1), indices.reshape(-1), indptr), shape=(n, self.n_components_))
+        Z = sp.csr_matrix((data.reshape(-1), indices.reshape(-1), indptr), shape=(n, self.n_components_))
+        if self.drops_entries and Z.nnz and not Z.data.all():
+            Z.eliminate_zeros()  # in place: the arrays shrink, no copy of the matrix
+        return Z
 
     def _canonical_entries(self, indices, data, start):
         """Sort the entries of each row of a block by column, in place.

@@ -6,6 +6,7 @@ not cover (other kernels, the cos/sin output, other up- and down-projections).
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 from kernelmaps import kernel_mse, relative_frobenius_error
 
@@ -13,7 +14,8 @@ from kernelmaps import kernel_mse, relative_frobenius_error
 def gram_error(est, X, K=None):
     """Relative Frobenius error of the fitted map's ``Z Z^T`` on ``X`` against ``K``
     (default: the map's own ``kernel(X)``)."""
-    return relative_frobenius_error(est.kernel(X) if K is None else K, Z=est.transform(X))
+    Z = est.transform(X)
+    return relative_frobenius_error(est.kernel(X) if K is None else K, Z=Z.toarray() if sp.issparse(Z) else Z)
 
 
 def kernel_mse_per_seed(cls, X, n_components, gamma, n_seeds):
@@ -38,7 +40,8 @@ def assert_within_bound_and_a_wrong_bandwidth_fails(draw, X, gamma, bound):
 def assert_unbiased_over_seeds(maps, X, K, n_sigma):
     """The mean of ``Z Z^T`` on ``X`` over the fitted ``maps`` (one a seed) is within
     ``n_sigma`` standard errors of ``K`` at every entry."""
-    grams = np.array([(lambda Z: Z @ Z.T)(est.transform(X)) for est in maps])
+    grams = [(lambda Z: Z @ Z.T)(est.transform(X)) for est in maps]
+    grams = np.array([gram.toarray() if sp.issparse(gram) else gram for gram in grams])
     standard_error = grams.std(axis=0) / np.sqrt(len(grams))
     z = np.abs(grams.mean(axis=0) - K) / (standard_error + 1e-12)
     assert z.max() < n_sigma, z.max()

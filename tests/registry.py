@@ -1,5 +1,6 @@
 """The registry as the tests see it: names by kind, and small estimators to test."""
 
+import scipy.sparse as sp
 from sklearn.utils import get_tags
 
 from kernelmaps import ALGORITHMS as REGISTRY
@@ -29,6 +30,9 @@ def make(name, **extra):
     """
     cls = REGISTRY[name]
     params = dict(cls.test_params)
+    if "n_components" in extra and takes(name, "n_grids") and not takes(name, "n_components"):
+        # a binning map's width is its number of grids
+        extra["n_grids"] = extra.pop("n_components")
     if takes(name, "random_state"):
         params.setdefault("random_state", 0)
     else:
@@ -42,3 +46,8 @@ def domain(name, X):
     estimator of non-negative input (scikit-learn's ``positive_only`` tag: the
     histogram maps), ``X`` itself for the others. Dense or sparse."""
     return abs(X) if get_tags(REGISTRY[name]()).input_tags.positive_only else X
+
+
+def dense(Z):
+    """A map's output as a dense array: sparse-output maps (random binning) give CSR."""
+    return Z.toarray() if sp.issparse(Z) else Z

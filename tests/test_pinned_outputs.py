@@ -19,7 +19,7 @@ import numba
 import numpy as np
 import pytest
 
-from registry import FEATURE_MAPS, domain, make
+from registry import FEATURE_MAPS, dense, domain, make
 
 PINNED = json.loads((Path(__file__).parent / "data" / "pinned_outputs.json").read_text())
 
@@ -69,7 +69,7 @@ def _output(key):
     y = np.arange(64) % 3
     est = make(name, random_state=7)
     est.fit(X, y) if getattr(est, "objective", None) == "classification" else est.fit(X)
-    return est.transform(X)
+    return dense(est.transform(X))
 
 
 if __name__ == "__main__":
