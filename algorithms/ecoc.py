@@ -103,6 +103,11 @@ class ECOCClassifier(LeastSquaresClassifier):
     decoding : {'hamming', 'euclidean'}, default='hamming'
     fit_intercept : bool, default=True
         An unpenalized intercept per bit.
+    solver : {'auto', 'normal', 'cg'}, default='auto'
+    tol : float, default=1e-4
+    max_iter : int, default=1000
+        The least-squares solver and conjugate gradient's stopping rule, as in
+        :class:`~kernelmaps.LeastSquaresClassifier`.
     random_state : int, RandomState or None
         Draws the code.
 
@@ -143,11 +148,15 @@ class ECOCClassifier(LeastSquaresClassifier):
     kernel_family = "linear"
     test_params = {"code_size": 16, "alpha": 1.0}
 
-    def __init__(self, code_size=64, alpha=1.0, *, decoding="hamming", fit_intercept=True, random_state=None):
+    def __init__(self, code_size=64, alpha=1.0, *, decoding="hamming", fit_intercept=True, solver="auto",
+                 tol=1e-4, max_iter=1000, random_state=None):
         self.code_size = code_size
         self.alpha = alpha
         self.decoding = decoding
         self.fit_intercept = fit_intercept
+        self.solver = solver
+        self.tol = tol
+        self.max_iter = max_iter
         self.random_state = random_state
 
     def _code(self):

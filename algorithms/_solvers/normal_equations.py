@@ -2,6 +2,7 @@
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 from numba import njit
 
 from .._validation import FeatureOverflowError, check_fits_in_memory
@@ -21,13 +22,61 @@ def _class_sums(Z, labels, out):
             dst[j] += src[j]
 
 
+#: Multiply-adds of one sparse block's ``Z^T Z`` (the sum of its rows' squared
+#: non-zero counts). They bound the entries of the sparse product the block
+#: builds before it is added to the dense Gram matrix; a whole tall matrix at once
+#: would build up to ``D x D`` entries beside it, 1.5 times the Gram's own memory.
+SPARSE_BLOCK_PRODUCTS = 2**22
+
+
+def class_sums(Z, labels, n_classes):
+    """``(n_classes, n_features)`` float64 sums of the rows of ``Z`` in each class.
+
+    ``Z^T Y = class_sums(...).T @ code`` for any class coding ``Y[i] = code[labels[i]]``,
+    without the n x C target matrix. Sparse ``Z`` is summed by a sparse one-hot
+    product, so that its rows are never densified.
+
+    Parameters
+    ----------
+    Z : ndarray or scipy sparse matrix of shape (n_samples, n_features)
+    labels : ndarray of int of shape (n_samples,), in ``[0, n_classes)``
+    n_classes : int
+
+    Returns
+    -------
+    ndarray of shape (n_classes, n_features)
+    """
+    labels = np.ascontiguousarray(labels, dtype=np.int64)
+    if sp.issparse(Z):
+        n = Z.shape[0]
+        one_hot = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(n_classes, n))
+        return (one_hot @ Z).toarray().astype(np.float64, copy=False)
+    sums = np.zeros((n_classes, Z.shape[1]))
+    _class_sums(np.ascontiguousarray(Z, dtype=np.float64), labels, sums)
+    return sums
+
+
+def _sparse_row_blocks(Z):
+    """Consecutive row slices of CSR ``Z``, each at most :data:`SPARSE_BLOCK_PRODUCTS`
+    multiply-adds of ``Z^T Z`` (one row at least)."""
+    work = np.cumsum(np.diff(Z.indptr).astype(np.int64) ** 2)
+    start = 0
+    while start < Z.shape[0]:
+        done = work[start - 1] if start else 0
+        stop = max(start + 1, int(np.searchsorted(work, done + SPARSE_BLOCK_PRODUCTS, side="right")))
+        yield slice(start, stop)
+        start = stop
+
+
 class NormalEquations:
     """One-pass accumulator of ``Z^T Z``, ``Z^T T`` and the sums an intercept needs.
 
     ``add`` can be called on any number of row blocks (out of core); ``solve``
     returns the ridge solution with an unpenalized intercept,
     ``min ||Z w + b - T||^2 + alpha ||w||^2``, by centering the accumulated
-    moments. Everything is accumulated in float64.
+    moments. Everything is accumulated in float64. Blocks may be scipy sparse
+    matrices: ``Z^T Z`` is then a sparse product added into the dense Gram
+    matrix, and no block is densified.
 
     Parameters
     ----------
@@ -60,31 +109,39 @@ class NormalEquations:
         self.n_samples = 0
 
     def add(self, Z, T=None, *, labels=None, code=None):
-        """Accumulate a block of rows.
+        """Accumulate a block of rows (dense, or any scipy sparse format).
 
         Give either targets ``T`` (n x n_targets), or integer ``labels`` with a
         ``code`` matrix (n_classes x n_targets) meaning ``T[i] = code[labels[i]]``;
         the latter never forms ``T``.
         """
-        Z64 = np.asarray(Z, dtype=np.float64)
+        sparse = sp.issparse(Z)
+        Z64 = sp.csr_matrix(Z, dtype=np.float64) if sparse else np.asarray(Z, dtype=np.float64)
         if Z64.ndim != 2 or Z64.shape[1] != self.gram.shape[0]:
             raise ValueError(f"a block of shape {Z64.shape} cannot be added to normal equations of "
                              f"{self.gram.shape[0]} features")
-        if Z64.size:
+        values = Z64.data if sparse else Z64
+        if values.size:
             # only for the overflow message: max and -min need no |Z| copy
-            self.largest_feature = max(self.largest_feature, float(Z64.max()), -float(Z64.min()))
-        self.gram += Z64.T @ Z64
-        self.feature_sum += Z64.sum(axis=0)
+            self.largest_feature = max(self.largest_feature, float(values.max()), -float(values.min()))
+        if sparse:
+            for rows in _sparse_row_blocks(Z64):
+                block = Z64[rows]
+                product = (block.T @ block).tocoo()
+                # scattered into the Gram matrix: a dense copy per block would cost D x D each
+                np.add.at(self.gram, (product.row, product.col), product.data)
+            self.feature_sum += np.bincount(Z64.indices, weights=Z64.data, minlength=Z64.shape[1])
+        else:
+            self.gram += Z64.T @ Z64
+            self.feature_sum += Z64.sum(axis=0)
         self.n_samples += Z64.shape[0]
         if T is not None:
             T = np.asarray(T, dtype=np.float64).reshape(Z64.shape[0], -1)
             self.cross += Z64.T @ T
             self.target_sum += T.sum(axis=0)
         else:
-            sums = np.zeros((code.shape[0], Z64.shape[1]))
-            _class_sums(np.ascontiguousarray(Z64), np.ascontiguousarray(labels, dtype=np.int64), sums)
             counts = np.bincount(labels, minlength=code.shape[0]).astype(np.float64)
-            self.cross += sums.T @ code
+            self.cross += class_sums(Z64, labels, code.shape[0]).T @ code
             self.target_sum += counts @ code
 
     def merge(self, other):

@@ -1,0 +1,164 @@
+"""Ridge least squares on wide sparse features by conjugate gradient, centred implicitly.
+
+Random binning gives features of hundreds of thousands to millions of columns
+with a few non-zeros per row. Their normal equations would need a dense
+``D x D`` Gram matrix (8 TB at a million columns); the products ``Z V`` and
+``Z^T Q`` cost only the non-zeros. Conjugate gradient needs nothing else, and
+its memory is a few ``D x k`` blocks for ``k`` targets.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import MEMORY_FRACTION, available_memory_bytes
+from .conjugate_gradient import conjugate_gradient
+from .normal_equations import class_sums
+
+#: A diagonal entry of the centred Gram matrix at most this fraction of its
+#: column's uncentred one is cancellation of a column that centring empties
+#: (a constant column), and is treated as zero.
+CANCELLED_DIAGONAL = 1e-12
+
+
+SOLVERS = ("auto", "normal", "cg")
+#: Sparse features wider than this go to conjugate gradient under ``solver='auto'``.
+#: Their Gram matrix would hold over 128 MiB and its accumulation costs ``P^2``
+#: multiply-adds a row (``P`` non-zeros), against ``2 P`` per CG iteration.
+CG_MIN_FEATURES = 4096
+
+
+def select_solver(solver, n_features, sparse):
+    """What ``solver='auto'`` stands for: ``'cg'`` when the features are sparse and wider
+    than :data:`CG_MIN_FEATURES`, or when the normal equations' two ``D x D`` float64
+    matrices would take more than ``MEMORY_FRACTION`` of the available memory;
+    ``'normal'`` otherwise. Another ``solver`` is returned as given."""
+    if solver != "auto":
+        return solver
+    too_big = 2 * 8 * n_features**2 > MEMORY_FRACTION * available_memory_bytes()
+    return "cg" if (sparse and n_features > CG_MIN_FEATURES) or too_big else "normal"
+
+
+class SparseRidgeResult(NamedTuple):
+    """What :func:`ridge_cg` returns."""
+
+    #: ndarray of shape (n_features, n_targets)
+    coef: np.ndarray
+    #: ndarray of shape (n_targets,): zeros without an intercept
+    intercept: np.ndarray
+    #: conjugate gradient iterations: one ``Z @ P`` and one ``Z.T @ Q`` each
+    n_iter: int
+    #: largest relative residual over the targets of the scaled system, at the end
+    residual: float
+    converged: bool
+
+
+def _column_moments(Z):
+    """Column sums and column sums of squares of ``Z`` (float64)."""
+    if sp.issparse(Z):
+        d = Z.shape[1]
+        return (np.bincount(Z.indices, weights=Z.data, minlength=d),
+                np.bincount(Z.indices, weights=Z.data * Z.data, minlength=d))
+    return Z.sum(axis=0), np.einsum("ij,ij->j", Z, Z)
+
+
+def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, fit_intercept=True, tol=1e-6, max_iter=1000):
+    """Ridge least squares ``min ||Z W + 1 b^T - T||^2 + alpha ||W||^2`` by conjugate gradient.
+
+    With an intercept, the unpenalized ``b`` is eliminated by centring:
+    ``(Z_c^T Z_c + alpha I) W = Z_c^T (T - 1 t^T)`` with ``Z_c = Z - 1 mu^T``, ``mu``
+    and ``t`` the column means, and ``b = t - W^T mu``. ``Z_c`` is never formed
+    (it would be dense) and neither is ``Z^T Z``: each product is
+    ``Z_c^T Z_c V = Z^T Q - mu (1^T Q)`` with ``Q = Z V - 1 (mu^T V)``, which
+    subtracts the means from the small ``n x k`` block rather than from a
+    difference of large terms. All ``k`` targets share every pass over ``Z``
+    (:func:`~kernelmaps._solvers.conjugate_gradient.conjugate_gradient`).
+
+    The system is preconditioned by its diagonal (Jacobi), applied symmetrically:
+    CG solves ``S A S y = S B`` with ``S = diag(A)^(-1/2)``, and ``W = S y``. The
+    diagonal is ``sum_i Z_ij^2 - n mu_j^2 + alpha``; a column that centring (or
+    nothing) leaves zero has no curvature when ``alpha = 0``, so it is scaled by
+    1 and its coefficient stays 0.
+
+    With ``alpha = 0`` and rank-deficient features (fewer rows than columns, as
+    random binning often gives), the system is only semi-definite. CG started
+    from zero still converges: the right-hand side ``Z_c^T r`` lies in the range
+    of ``A`` and so do all iterates. The result is a least-squares solution (the
+    fitted values are those of every solution), the one of smallest norm in the
+    scaled coordinates, which need not be the minimum-norm ``W``.
+
+    Parameters
+    ----------
+    Z : ndarray or scipy sparse matrix of shape (n_samples, n_features)
+        float32 input is converted to float64 once (for sparse input, its
+        non-zeros only).
+    alpha : float
+        Ridge penalty, >= 0.
+    T : ndarray of shape (n_samples,) or (n_samples, n_targets), optional
+        Targets; or give ``labels`` and ``code``.
+    labels : ndarray of int of shape (n_samples,), optional
+    code : ndarray of shape (n_classes, n_targets), optional
+        ``T[i] = code[labels[i]]``, without forming ``T``.
+    fit_intercept : bool, default=True
+    tol : float, default=1e-6
+        Stop when every target's relative residual of the scaled system is at
+        most ``tol``.
+    max_iter : int, default=1000
+
+    Returns
+    -------
+    SparseRidgeResult
+        The last iterate also when ``converged`` is false.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> from kernelmaps._solvers.sparse_ridge import ridge_cg
+    >>> Z = sp.random(40, 6, density=0.5, format="csr", random_state=0)
+    >>> T = Z @ np.arange(6.0) + 2.0
+    >>> result = ridge_cg(Z, 0.0, T, tol=1e-12)
+    >>> np.round(result.coef.ravel(), 6), np.round(result.intercept, 6), result.converged
+    (array([0., 1., 2., 3., 4., 5.]), array([2.]), True)
+
+    References
+    ----------
+    Hestenes, M. R. and Stiefel, E. Methods of conjugate gradients for solving
+    linear systems. J. Res. Natl. Bur. Stand. 49(6), 1952.
+
+    Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
+    NIPS 2007 (random binning features + least squares).
+    """
+    if sp.issparse(Z):
+        Z = sp.csr_matrix(Z, dtype=np.float64)
+    else:
+        Z = np.asarray(Z, dtype=np.float64)
+    n, d = Z.shape
+    col_sum, col_square = _column_moments(Z)
+    if T is not None:
+        T = np.asarray(T, dtype=np.float64).reshape(n, -1)
+        t_mean = T.mean(axis=0) if fit_intercept else np.zeros(T.shape[1])
+        B = Z.T @ (T - t_mean)
+    else:
+        counts = np.bincount(labels, minlength=code.shape[0]).astype(np.float64)
+        t_mean = counts @ code / n if fit_intercept else np.zeros(code.shape[1])
+        B = class_sums(Z, labels, code.shape[0]).T @ code - np.outer(col_sum, t_mean)
+    mu = col_sum / n if fit_intercept else np.zeros(d)
+
+    def gram(V):
+        Q = Z @ V
+        if not fit_intercept:
+            return Z.T @ Q + alpha * V
+        # Z_c^T (Z_c V) with both factors centred: symmetric to rounding, and no
+        # difference of the large uncentred moments Z^T Z V and n mu mu^T V
+        Q -= mu @ V
+        return Z.T @ Q - np.outer(mu, Q.sum(axis=0)) + alpha * V
+
+    diagonal = np.maximum(col_square - col_sum * mu, 0.0) + alpha
+    diagonal[diagonal <= CANCELLED_DIAGONAL * (col_square + alpha)] = 1.0
+    scale = (1.0 / np.sqrt(diagonal))[:, None]
+    result = conjugate_gradient(lambda Y: scale * gram(scale * Y), scale * B, tol=tol, max_iter=max_iter)
+    coef = scale * result.x
+    intercept = t_mean - mu @ coef if fit_intercept else np.zeros(coef.shape[1])
+    return SparseRidgeResult(coef, intercept, result.n_iter, float(result.residuals[-1]), result.converged)
