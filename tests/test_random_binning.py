@@ -190,3 +190,29 @@ def test_a_dask_fit_reads_every_chunk_into_the_vocabulary(points):
     Z, Z_lazy = in_memory.transform(X), lazy.transform(X)
     np.testing.assert_array_equal(Z_lazy.indices, Z.indices)
     np.testing.assert_array_equal(Z_lazy.getnnz(axis=1), 20)
+
+
+@pytest.mark.parametrize("learner", ["least_squares", "pegasos"])
+def test_pipelines_learn_on_sparse_features_without_densifying(learner, monkeypatch):
+    """Binning into a linear learner: sparse features all the way, and a fine
+    boundary (a 4 x 4 checkerboard) learnt far above chance."""
+    from sklearn.pipeline import make_pipeline
+
+    from kernelmaps import LeastSquaresClassifier, PegasosSVC
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 4, size=(4000, 2))
+    y = (np.floor(X[:, 0]) + np.floor(X[:, 1])) % 2
+    model = (LeastSquaresClassifier(alpha=1e-2) if learner == "least_squares"
+             else PegasosSVC(alpha=1e-5, batch_size=100, max_iter=3000, random_state=0))
+
+    densify = sp.csr_matrix.toarray
+
+    def no_densifying(self, *args, **kwargs):
+        # small products (a class's feature sums) may be dense; the rows may not
+        assert self.shape[0] < 100, "the sparse features were densified"
+        return densify(self, *args, **kwargs)
+
+    monkeypatch.setattr(sp.csr_matrix, "toarray", no_densifying)
+    pipeline = make_pipeline(RandomBinning(n_grids=50, gamma=4.0, random_state=0), model).fit(X[:3000], y[:3000])
+    assert pipeline.score(X[3000:], y[3000:]) > 0.9
