@@ -346,3 +346,23 @@ def test_new_parameters_in_get_params_and_clone(cls):
     copy = clone(est)
     assert copy is not est and copy.get_params() == params
     assert clone(est.set_params(solver="normal")).solver == "normal"
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_more_columns_than_rows_solve_the_dual_system_to_the_same_ridge(fit_intercept, n_classes, monkeypatch):
+    """With fewer rows than columns CG runs on (Z_c Z_c^T + alpha I) A = T_c, W = Z_c^T A:
+    the ridge solution of the normal equations, for classes and regression targets."""
+    Z = sparse_features(n=60, d=250, density=0.1, seed=21)
+    dual_calls = []
+    original = sparse_ridge._dual_ridge_cg
+    monkeypatch.setattr(sparse_ridge, "_dual_ridge_cg", lambda *a: dual_calls.append(1) or original(*a))
+    y = class_labels(Z, n_classes)
+    reference = LeastSquaresClassifier(0.5, fit_intercept=fit_intercept, solver="normal").fit(Z.toarray(), y)
+    ours = LeastSquaresClassifier(0.5, fit_intercept=fit_intercept, solver="cg", tol=CG_TOL).fit(Z, y)
+    assert_same_fit(ours, reference, CG_RTOL)
+    Y = regression_targets(Z, 2)
+    reference = LeastSquaresRegressor(0.5, fit_intercept=fit_intercept, solver="normal").fit(Z.toarray(), Y)
+    assert_same_fit(LeastSquaresRegressor(0.5, fit_intercept=fit_intercept, solver="cg", tol=CG_TOL).fit(Z, Y),
+                    reference, CG_RTOL)
+    assert len(dual_calls) == 2
