@@ -136,3 +136,24 @@ def test_kernel_machine_setups_warm_exactly_what_is_timed(monkeypatch, tmp_path)
             before = _compiled_overloads()
             bench.time_fit(label, widths[0])
             assert _compiled_overloads() == before, f"time_fit of {label} compiled Numba code inside the timed call"
+
+
+def test_random_binning_setups_warm_exactly_what_is_timed(monkeypatch, tmp_path):
+    """Binning and its RFF comparison, transform and Binning + LS fit, compile nothing when timed."""
+    monkeypatch.setenv("KERNELMAPS_BENCH_CACHE", str(tmp_path))
+    from benchmarks import bench_random_binning, common
+
+    common._WARM.clear()
+    for cls, method in ((bench_random_binning.BinningTransform, "time_transform"),
+                        (bench_random_binning.BinningLeastSquares, "time_fit")):
+        labels, grids = cls.params
+        for label in labels:
+            bench = cls()
+            bench.setup(label, grids[0])
+            before = _compiled_overloads()
+            getattr(bench, method)(label, grids[0])
+            assert _compiled_overloads() == before, f"{method} of {label} compiled Numba code inside the timed call"
+    errors = {label: bench_random_binning.BinningTransform() for label in bench_random_binning.MAPS}
+    for label, bench in errors.items():
+        bench.setup(label, 32)
+        assert 0 < bench.track_kernel_error(label, 32) < 2
