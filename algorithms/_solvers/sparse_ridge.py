@@ -85,10 +85,9 @@ def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, fit_intercept=True, to
     and ``n_features > n_samples`` (fine binning grids), CG runs on the
     equivalent ``(Z_c Z_c^T + alpha I) A = T - 1 t^T``, ``W = Z_c^T A``, also
     Jacobi-scaled: the same two sparse products per iteration, but every
-    vector has ``n_samples`` rows instead of ``n_features``. On 100000 binning
-    rows of 1.3 million columns (7 classes, ``alpha = 0.1``, ``tol = 1e-4``) it
-    took 46 iterations and 6.7 s against the primal system's 77 and 32 s, to
-    the same test predictions.
+    vector has ``n_samples`` rows instead of ``n_features``, and on random
+    binning features it also needed fewer iterations than the Jacobi-scaled
+    primal system.
 
     With ``alpha = 0`` and rank-deficient features (fewer rows than columns, as
     random binning often gives), the system is only semi-definite. CG started
