@@ -35,8 +35,12 @@ def transform_pattern(name):
     return rf"time_transform\('{name}'"
 
 
-def inject(clone, name, factor):
-    """Commit, in ``clone``, a ``factor``x slower transform of map ``name``; return the commit."""
+def inject(clone, name, factor, keep=False):
+    """Commit, in ``clone``, a ``factor``x slower transform of map ``name``; return the commit.
+
+    The clone's branch is reset to before the commit (which stays reachable by its
+    SHA) unless ``keep``, which leaves it on the branch, as a regression lands.
+    """
     import subprocess
     from pathlib import Path
 
@@ -50,5 +54,19 @@ def inject(clone, name, factor):
     git("-c", "user.name=regression-power", "-c", "user.email=none@localhost", "commit", "-qam",
         f"inject a {factor}x slower {cls}.transform")
     sha = git("rev-parse", "HEAD")
-    git("reset", "-q", "--hard", "HEAD~1")  # the clone's branch stays clean; the commit stays reachable by SHA
+    if not keep:
+        git("reset", "-q", "--hard", "HEAD~1")
     return sha
+
+
+def main(argv=None):
+    """``python -m benchmarks._regression_injection CLONE MAP FACTOR``: commit a slowdown on
+    the clone's branch (for rehearsing a bisection) and print the commit."""
+    import sys
+
+    clone, name, factor = (argv or sys.argv[1:])[:3]
+    print(inject(clone, name, float(factor), keep=True))
+
+
+if __name__ == "__main__":
+    main()

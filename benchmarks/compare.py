@@ -135,7 +135,7 @@ def compare(base, head, pattern="", budget_minutes=5.0, max_rounds=7, samples=5,
                         if "samples" in result:
                             medians.setdefault(name, {"base": [], "head": []})[side.label].append(
                                 _median(result["samples"]))
-                        else:
+                        elif not result.get("error", "").startswith("skipped"):  # asv's skip of a combination
                             failures.setdefault(name, {})[side.label] = result.get("error", "no result")
                     bar.update()
                 rounds += 1
