@@ -195,7 +195,22 @@ def main(argv=None):
         parser.error(str(error))
     if not results[0] and not results[1]:
         parser.error(f"no benchmark matches {args.bench!r}")
+    log(resolve(args.base, args.repo), resolve(args.head, args.repo), results)
     return report(*results)
+
+
+def log(base_sha, head_sha, results, folder=ROOT / ".asv" / "compare"):
+    """Keep the verdicts in ``.asv/compare/BASE-HEAD.json``, where the report marks the regressions."""
+    time_rows, track_rows, failures, rounds, seconds = results
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{base_sha[:8]}-{head_sha[:8]}.json"
+    path.write_text(json.dumps({
+        "base": base_sha, "head": head_sha, "rounds": rounds, "seconds": seconds,
+        "slower": [row["key"] for row in time_rows if row["verdict"] == "slower"],
+        "faster": [row["key"] for row in time_rows if row["verdict"] == "faster"],
+        "accuracy_changed": [row["key"] for row in track_rows if row["verdict"] == "accuracy changed"],
+        "rows": time_rows}, indent=1))
+    return path
 
 
 if __name__ == "__main__":

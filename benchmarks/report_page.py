@@ -173,6 +173,12 @@ def build_page(run, report, parts, warnings, notes=()):
         section("Scaling out (Dask)", "RFF + least squares fitted in one pass over the same rows, in memory and "
                 "on a local Dask cluster of 2 single-threaded worker processes (the rows persisted on the workers).",
                 [H.table_html(parts["dask"]["table"])])
+    history = _history_figure(run, report)
+    if history:
+        section("History across commits and machines", "Each map's speed-up over its peer in the speed "
+                "workload (peer time / ours, geometric mean over the dtypes) at every commit measured, one line "
+                "per machine and Numba target; a red × marks a commit where <code>python -m "
+                "benchmarks.compare</code> found the map slower.", [f"<figure>{history}</figure>"])
     if failures:
         section("Failed benchmarks", f"{len(failures)} value(s) are null in the results: the benchmark raised "
                 "or timed out (asv run exits 0 all the same).",
@@ -187,3 +193,16 @@ def build_page(run, report, parts, warnings, notes=()):
     title = f"kernelmaps benchmarks · {run.commit[:8]} · {run.machine}"
     return H.page(title, header, "".join(body) + nav + "".join(sections), footer)
 
+
+
+def _history_figure(run, report):
+    """The history chart of every results folder beside this run's, or ''."""
+    from benchmarks import report_history
+    from benchmarks.common import peers_of
+
+    if not run.files:
+        return ""
+    results_dir = run.files[0].path.parent.parent
+    pairs = {name: peers_of(name)[0] for name in report.our_labels if peers_of(name)}
+    lines = report_history.speedups(results_dir, pairs)
+    return report_history.figure(lines, report_history.flagged(results_dir.parent / "compare"))

@@ -148,3 +148,16 @@ def test_a_compare_finds_an_injected_slowdown(tmp_path):
     assert any("'orf'" in k for k in verdicts)  # the other map was compared too
     assert report(*results, out=sys.stderr) == 1
     assert transform_pattern("rff") in rf"time_transform\('rff'"
+
+
+def test_the_verdicts_are_logged_where_the_report_reads_them(tmp_path):
+    from benchmarks import report_history
+    from benchmarks.compare import log
+
+    rows = [{"key": "bench_feature_maps.FeatureMaps.time_transform('rff', 'letter', 256)", "ratio": 1.3,
+             "low": 1.2, "high": 1.4, "p": 1e-4, "verdict": "slower"},
+            {"key": "bench_feature_maps.FeatureMaps.time_transform('orf', 'letter', 256)", "ratio": 1.0,
+             "low": 0.9, "high": 1.1, "p": 0.9, "verdict": "no change"}]
+    path = log("a" * 40, "b" * 40, (rows, [], {}, 5, 60.0), folder=tmp_path)
+    assert path.name == "aaaaaaaa-bbbbbbbb.json"
+    assert report_history.flagged(tmp_path) == {("b" * 40, "rff")}

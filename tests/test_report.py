@@ -283,3 +283,32 @@ def test_reader_agrees_with_asv(tmp_path):
                 got = ours.values[key][combo]
                 assert (got is None and expected is None) or (math.isnan(got) and math.isnan(expected)) \
                     or got == expected
+
+
+def test_history_draws_each_maps_speedup_per_machine_and_marks_compare_regressions(tmp_path, capsys):
+    """Two machines, two commits each: the history's line of each machine is the peer's
+    time over ours at each commit, and a logged compare's slower verdict marks its commit."""
+    from benchmarks import report_history
+
+    results = make_tree(tmp_path / "one", with_b=False)
+    speed = "bench_feature_maps.TransformSpeed.time_transform"
+    machine_dir = results / "vm"
+    t0 = 1_790_000_000_000
+    # commit B on the same machine: rff twice as slow (speed-up 3 -> 1.5)
+    write_result_file(machine_dir, COMMIT_B, "env-one", t0 + DAY, t0 + 3 * DAY, [speed],
+                      override={(speed, ("rff", "float64")): 0.2, (speed, ("rff", "float32")): 0.2})
+    other = results / "vm-haswell"
+    other.mkdir()
+    (other / "machine.json").write_text((machine_dir / "machine.json").read_text())
+    write_result_file(other, COMMIT_A, "env-one", t0, t0 + DAY, [speed])
+    lines = report_history.speedups(results, {"rff": "sklearn.RBFSampler"})
+    assert set(lines["rff"]) == {"vm: Fake CPU 9000", "vm-haswell: Fake CPU 9000"}
+    assert [round(p[2], 6) for p in lines["rff"]["vm: Fake CPU 9000"]] == [3.0, 1.5]
+    compare_dir = results.parent / "compare"
+    compare_dir.mkdir()
+    (compare_dir / "a1000000-b2000000.json").write_text(json.dumps(
+        {"base": COMMIT_A, "head": COMMIT_B,
+         "slower": ["bench_feature_maps.TransformSpeed.time_transform('rff', 'float64', 4096)"]}))
+    assert report_history.flagged(compare_dir) == {(COMMIT_B, "rff")}
+    _, _, page = run_main(results, tmp_path, capsys)
+    assert "History across commits and machines" in page and page.count("<svg") >= 2
