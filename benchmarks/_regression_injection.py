@@ -7,7 +7,8 @@ clone, never in the project's history.
 #: map -> (module file, class) whose ``transform`` the injected commits slow down.
 TARGETS = {"rff": ("algorithms/rff.py", "RandomFourierFeatures"),
            "fastfood": ("algorithms/fastfood.py", "Fastfood"),
-           "nystroem": ("algorithms/nystroem.py", "Nystroem")}
+           "nystroem": ("algorithms/nystroem.py", "Nystroem"),
+           "orf": ("algorithms/orf.py", "OrthogonalRandomFeatures")}
 
 _INJECTION = '''
 
