@@ -94,6 +94,12 @@ class ECOCClassifier(LeastSquaresClassifier):
     One-vs-rest least squares (:class:`kernelmaps.LeastSquaresClassifier`) is the
     special case of the code ``2 I - 1``.
 
+    ``fit`` and ``partial_fit`` take ``sample_weight`` (and the estimator
+    ``class_weight``) as :class:`~kernelmaps.LeastSquaresClassifier` does: every
+    bit's regression minimizes ``sum_i w_i (z_i w + b - code[y_i])^2 + alpha ||w||^2``,
+    so an integer weight counts as that many copies of its row, and rows of
+    weight 0 are dropped (they add no class to the code).
+
     Parameters
     ----------
     code_size : int, default=64
@@ -110,13 +116,23 @@ class ECOCClassifier(LeastSquaresClassifier):
         :class:`~kernelmaps.LeastSquaresClassifier`.
     random_state : int, RandomState or None
         Draws the code.
+    class_weight : dict, 'balanced' or None, default=None
+        Multiplies the weight of each row by its class's, in every bit's
+        regression (see :class:`~kernelmaps.LeastSquaresClassifier`).
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        The classes of the rows of positive weight.
     code_ : ndarray of shape (n_classes, code_size)
     coef_ : ndarray of shape (n_features, code_size)
     intercept_ : ndarray of shape (code_size,)
+    solver_ : {'normal', 'cg'}
+    n_iter_ : int
+        Conjugate gradient iterations (1 for the one solve of the normal equations).
+    n_features_in_ : int
+    normal_equations_ : NormalEquations
+        The accumulated (weighted) moments (solver 'normal' only).
 
     References
     ----------
@@ -149,7 +165,7 @@ class ECOCClassifier(LeastSquaresClassifier):
     test_params = {"code_size": 16, "alpha": 1.0}
 
     def __init__(self, code_size=64, alpha=1.0, *, decoding="hamming", fit_intercept=True, solver="auto",
-                 tol=1e-4, max_iter=1000, random_state=None):
+                 tol=1e-4, max_iter=1000, random_state=None, class_weight=None):
         self.code_size = code_size
         self.alpha = alpha
         self.decoding = decoding
@@ -158,6 +174,7 @@ class ECOCClassifier(LeastSquaresClassifier):
         self.tol = tol
         self.max_iter = max_iter
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def _code(self):
         return self.code_

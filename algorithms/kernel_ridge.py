@@ -5,11 +5,12 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParameter, RegisteredEstimator, classes_from_scores
+from ._base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
 from ._kernel_params import FittedKernelMixin
 from ._kernels import GAMMA_SAMPLE_SEED, check_kernel_params, exact_kernel, resolve_gamma
+from ._sample_weights import check_sample_weight, class_row_weights, drop_zero_weights
 from ._targets import OneVsRestFitMixin, RegressionFitMixin
-from ._validation import check_fits_in_memory, check_input, check_positive
+from ._validation import check_fits_in_memory, check_input, check_positive, clear_fitted_state
 
 __all__ = ["KernelRidge", "KernelRidgeClassifier"]
 
@@ -28,8 +29,13 @@ class _KernelRidgeBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
         self.degree = degree
         self.coef0 = coef0
 
-    def _solve(self, X, T):
-        """Set the kernel attributes and ``dual_coef_ = (K + alpha I)^-1 T``."""
+    def _solve(self, X, T, sample_weight=None):
+        """Set the kernel attributes and ``dual_coef_ = (K + alpha I)^-1 T``.
+
+        With weights ``w``, as ``sklearn.kernel_ridge.KernelRidge``:
+        ``dual_coef_ = S (S K S + alpha I)^-1 S T`` with ``S = diag(sqrt(w))``, the
+        minimizer of ``sum_i w_i (f(x_i) - t_i)^2 + alpha ||f||^2``.
+        """
         alpha = check_positive(self.alpha, "alpha")
         n = X.shape[0]
         # the Gram matrix and its Cholesky factor
@@ -40,13 +46,21 @@ class _KernelRidgeBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
         self.gamma_ = resolve_gamma(self.gamma, self.X_fit_, self.kernel_,
                                     np.random.RandomState(GAMMA_SAMPLE_SEED))
         K = exact_kernel(self.X_fit_, None, **self._kernel_params())
+        root = None
+        if sample_weight is not None:
+            root = np.sqrt(sample_weight).reshape((-1,) + (1,) * (np.ndim(T) - 1))
+            # S K S in place: no second n x n matrix
+            K *= root.reshape(-1, 1)
+            K *= root.reshape(1, -1)
+            T = root * T
         K[np.diag_indices_from(K)] += alpha
         try:
-            self.dual_coef_ = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K, lower=True), T)
+            dual_coef = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K, lower=True), T)
         except np.linalg.LinAlgError:
             # K + alpha I is positive definite in exact arithmetic; round-off with a
             # tiny alpha can break Cholesky, where least squares still answers
-            self.dual_coef_ = scipy.linalg.lstsq(K, T)[0]
+            dual_coef = scipy.linalg.lstsq(K, T)[0]
+        self.dual_coef_ = dual_coef if root is None else root * dual_coef
 
     def _scores(self, X):
         check_is_fitted(self)
@@ -62,6 +76,8 @@ class KernelRidge(RegressorMixin, RegressionFitMixin, _KernelRidgeBase):
     O(n^2 d) time for the Gram matrix, O(n^3) for the solve, O(n^2) memory, so for
     small N only. There is no intercept, as in ``sklearn.kernel_ridge.KernelRidge``
     (whose predictions this matches): center ``y`` or add a constant to the kernel.
+    With ``sample_weight`` it minimizes ``sum_i w_i (f(x_i) - y_i)^2 + alpha ||f||^2``,
+    as scikit-learn does (``K`` scaled by ``sqrt(w)`` on both sides).
     For classification see :class:`KernelRidgeClassifier`.
 
     Parameters
@@ -80,7 +96,9 @@ class KernelRidge(RegressorMixin, RegressionFitMixin, _KernelRidgeBase):
     Attributes
     ----------
     dual_coef_ : ndarray of shape (n_samples,) or (n_samples, n_targets)
+        Over the rows of positive weight (all rows without ``sample_weight``).
     X_fit_ : ndarray of shape (n_samples, n_features), float64
+        The training rows of positive weight.
     gamma_ : float
     kernel_ : str
 
@@ -99,11 +117,46 @@ class KernelRidge(RegressorMixin, RegressionFitMixin, _KernelRidgeBase):
     >>> reg = KernelRidge(alpha=1e-3, gamma=0.5).fit(X, np.sin(X).ravel())
     >>> np.round(reg.predict([[0.5], [1.5]]), 2)  # sin(0.5) = 0.479, sin(1.5) = 0.997
     array([0.48, 1.  ])
+
+    Weighted, it matches scikit-learn's with the same weights:
+
+    >>> from sklearn.kernel_ridge import KernelRidge as SklearnKernelRidge
+    >>> w = np.random.default_rng(1).uniform(0, 3, 50)
+    >>> ours = KernelRidge(alpha=0.1, gamma=0.5).fit(X, np.sin(X).ravel(), sample_weight=w)
+    >>> theirs = SklearnKernelRidge(alpha=0.1, kernel="rbf", gamma=0.5).fit(X, np.sin(X).ravel(), sample_weight=w)
+    >>> bool(np.allclose(ours.predict(X), theirs.predict(X)))
+    True
     """
 
     name = "kernel_ridge"
     _multi_output_targets = True
     test_params = {"alpha": 1.0, "gamma": 0.5}
+
+    def fit(self, X, y, sample_weight=None):
+        """Solve for the dual coefficients of every target column.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Numeric targets.
+        sample_weight : array-like of shape (n_samples,) or float, default=None
+            Non-negative weight of each row's squared error (``None``: all 1),
+            as ``sklearn.kernel_ridge.KernelRidge`` takes it; an integer weight
+            counts as that many copies of the row. Rows of weight 0 are
+            dropped: they are not kept in ``X_fit_`` and do not enter the
+            ``gamma`` heuristic.
+
+        Returns
+        -------
+        self
+        """
+        clear_fitted_state(self)
+        X, y = check_input(self, X, y, reset=True, multi_output=True, y_numeric=True, **self._target_input)
+        y = np.asarray(y, dtype=np.float64)
+        X, y, sample_weight = drop_zero_weights(X, y, check_sample_weight(sample_weight, X))
+        self._solve(X, y, sample_weight)
+        return self
 
     def _fit_targets(self, X, y, labels):
         self._solve(X, y)
@@ -124,7 +177,8 @@ class KernelRidgeClassifier(ClassifierMixin, OneVsRestFitMixin, _KernelRidgeBase
     One solve ``(K + alpha I) C = T`` for all classes, ``T[i, c] = +1`` if ``y_i`` is
     class ``c`` else ``-1`` (one column for two classes); the prediction is the class
     of largest score. A separate class from :class:`KernelRidge` so that the
-    estimator type never depends on the dtype of ``y``.
+    estimator type never depends on the dtype of ``y``. Sample and class weights
+    weigh each row's squared errors as in :class:`KernelRidge`.
 
     Parameters
     ----------
@@ -137,12 +191,22 @@ class KernelRidgeClassifier(ClassifierMixin, OneVsRestFitMixin, _KernelRidgeBase
         ``random_state`` parameter.
     degree : int, default=2
     coef0 : float, default=1.0
+    class_weight : dict, 'balanced' or None, default=None
+        Multiplies the weight of each row by its class's: a dict maps classes to
+        weights (1 for the classes it omits; a class it names that ``y`` lacks is
+        an error); 'balanced' weighs class ``k`` by ``n / (n_classes * n_k)``
+        (``sklearn.utils.class_weight.compute_sample_weight``; with
+        ``sample_weight``, ``n`` and ``n_k`` are the weighted counts).
 
     Attributes
     ----------
     classes_ : ndarray
+        The classes of the rows of positive weight.
     dual_coef_ : ndarray of shape (n_samples, n_outputs)
     X_fit_ : ndarray of shape (n_samples, n_features), float64
+        The training rows of positive weight.
+    gamma_ : float
+    kernel_ : str
 
     References
     ----------
@@ -160,10 +224,49 @@ class KernelRidgeClassifier(ClassifierMixin, OneVsRestFitMixin, _KernelRidgeBase
     (150, 3)
     >>> print(round(clf.score(X, y), 2))
     0.99
+
+    A row of weight 0 is as good as absent:
+
+    >>> import numpy as np
+    >>> w = (np.arange(150) % 5 > 0).astype(float)
+    >>> weighted = KernelRidgeClassifier(alpha=1.0, gamma=0.5).fit(X, y, sample_weight=w)
+    >>> dropped = KernelRidgeClassifier(alpha=1.0, gamma=0.5).fit(X[w > 0], y[w > 0])
+    >>> bool(np.allclose(weighted.decision_function(X), dropped.decision_function(X)))
+    True
     """
 
     name = "kernel_ridge_classifier"
     test_params = {"alpha": 1.0, "gamma": 0.5}
+
+    def __init__(self, alpha=1.0, *, kernel="gaussian", gamma="scale", degree=2, coef0=1.0, class_weight=None):
+        super().__init__(alpha, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
+        self.class_weight = class_weight
+
+    def fit(self, X, y, sample_weight=None):
+        """Solve for the dual coefficients of every one-vs-rest ±1 column of the labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,) or float, default=None
+            Non-negative weight of each row's squared error (``None``: all 1),
+            multiplied by its class's ``class_weight``. Rows of weight 0 are
+            dropped: they add no class, are not kept in ``X_fit_`` and do not
+            enter the ``gamma`` heuristic.
+
+        Returns
+        -------
+        self
+        """
+        clear_fitted_state(self)
+        X, y = check_input(self, X, y, reset=True, **self._target_input)
+        X, y, sample_weight = drop_zero_weights(X, y, check_sample_weight(sample_weight, X))
+        labels = encode_classes(self, y)
+        weights = class_row_weights(self.class_weight, self.classes_, labels, sample_weight)
+        self._solve(X, one_vs_rest_code(len(self.classes_))[labels], weights)
+        return self
 
     def _fit_targets(self, X, T, labels):
         self._solve(X, T)

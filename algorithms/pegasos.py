@@ -14,6 +14,7 @@ from ._validation import (FeatureOverflowError, check_fits_in_memory, check_inpu
                           check_positive, clear_fitted_state)
 from ._fastmath import FASTMATH
 from ._parallel import blas_single_thread
+from ._sample_weights import check_sample_weight, class_row_weights, drop_zero_weights
 
 __all__ = ["PegasosSVC"]
 
@@ -177,14 +178,17 @@ def _scaled_norm(w, b):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
+def _pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept, weights=None):
     """Run Pegasos steps in place on one-vs-rest weights.
 
     For each minibatch ``A`` (a row of ``batches``) and each class ``c``, with
     ``A+`` the rows whose hinge loss is positive and ``eta = 1 / (lam t)``::
 
-        w_c <- (1 - eta lam) w_c + (eta / |A|) sum_{i in A+} y_ic z_i
+        w_c <- (1 - eta lam) w_c + (eta / |A|) sum_{i in A+} v_i y_ic z_i
         w_c <- min(1, (1 / sqrt(lam)) / ||w_c||) w_c
+
+    with ``v_i = weights[i]`` (1 without ``weights``): each row's hinge
+    sub-gradient scaled by its weight.
 
     With ``fit_intercept`` the bias ``b[c]`` is the weight of a constant feature 1:
     it is shrunk and projected with ``w_c``. (An unregularized bias under steps of
@@ -203,6 +207,8 @@ def _pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
     t0 : int
         Steps already taken (the step size continues from ``t0 + 1``).
     fit_intercept : bool
+    weights : ndarray of shape (n,), float64, optional
+        The rows' weights ``v_i``.
 
     References
     ----------
@@ -224,6 +230,10 @@ def _pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
     active_rows = np.empty(m, dtype=np.int64)
     pair_slot = np.empty(m * C, dtype=np.int64)
     pair_class = np.empty(m * C, dtype=np.int64)
+    if weights is None:
+        row_weights = np.ones(signs.shape[0])
+    else:
+        row_weights = weights
     for step in range(n_steps):
         t = t0 + step + 1
         eta = 1.0 / (lam * t)
@@ -237,8 +247,9 @@ def _pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
         gb[:] = 0.0
         if n_active > DENSE_ACTIVE_FRACTION * m * C:
             for r in range(m):
+                v = row_weights[rows[r]]
                 for c in range(C):
-                    y = float(signs[rows[r], c]) if margins[r, c] > 0.0 else 0.0
+                    y = float(signs[rows[r], c]) * v if margins[r, c] > 0.0 else 0.0
                     active[c, r] = y
                     gb[c] += y
             np.dot(active, batch, grad)
@@ -248,7 +259,7 @@ def _pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept):
             for a in range(n_pairs):
                 r = active_rows[pair_slot[a]]
                 c = pair_class[a]
-                y = float(signs[rows[r], c])
+                y = float(signs[rows[r], c]) * row_weights[rows[r]]
                 gb[c] += y
                 for j in range(D):
                     grad[c, j] += y * batch[r, j]
@@ -290,6 +301,19 @@ class PegasosSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
     (:func:`~kernelmaps._solvers.pegasos_sparse.pegasos_sparse_steps`). The same
     data and seed give the same coefficients, up to round-off, dense or sparse.
 
+    **Sample and class weights.** With row weights ``v_i`` (``sample_weight``
+    times the class weights) the objective is
+    ``lam/2 (||w||^2 + b^2) + sum_i v_i max(0, 1 - y_i (w . z_i + b)) / sum_i v_i``:
+    the weighted mean of the hinge losses, which is the unweighted objective
+    of the data with each row repeated ``v_i`` times (integer weights). Each
+    row's hinge sub-gradient is scaled by ``v_i / mean(v)``, an unbiased
+    estimate of its sub-gradient under the same uniform minibatches. Weights
+    of 1 give the unweighted fit bit for bit; rows of weight 0 are dropped
+    before the minibatches are drawn, so the fit equals the one without them
+    for the same seed. Integer weights and repeated rows give the same
+    objective but other random steps: equal fits in expectation, not bit for
+    bit. Scaling all weights changes nothing: the loss is a weighted mean.
+
     Parameters
     ----------
     alpha : float, default=1e-4
@@ -300,10 +324,17 @@ class PegasosSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
         Number of Pegasos steps.
     fit_intercept : bool, default=True
     random_state : int, RandomState or None
+    class_weight : dict, 'balanced' or None, default=None
+        Multiplies the weight of each row by its class's: a dict maps classes to
+        weights (1 for the classes it omits; a class it names that ``y`` lacks is
+        an error); 'balanced' weighs class ``k`` by ``n / (n_classes * n_k)``
+        (``sklearn.utils.class_weight.compute_sample_weight``; with
+        ``sample_weight``, ``n`` and ``n_k`` are the weighted counts).
 
     Attributes
     ----------
     classes_ : ndarray
+        The classes of the rows of positive weight.
     coef_ : ndarray of shape (n_features, n_outputs)
     intercept_ : ndarray of shape (n_outputs,)
     n_iter_ : int
@@ -344,28 +375,50 @@ class PegasosSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
     test_params = {"alpha": 1e-3, "batch_size": 32, "max_iter": 200}
 
     def __init__(self, alpha=1e-4, *, batch_size=500, max_iter=2000, fit_intercept=True,
-                 random_state=None):
+                 random_state=None, class_weight=None):
         self.alpha = alpha
         self.batch_size = batch_size
         self.max_iter = max_iter
         self.fit_intercept = fit_intercept
         self.random_state = random_state
+        self.class_weight = class_weight
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
 
-    def fit(self, Z, y):
-        """Train on features ``Z`` (dense, or any scipy sparse format) and labels ``y``."""
+    def fit(self, Z, y, sample_weight=None):
+        """Train on features ``Z`` (dense, or any scipy sparse format) and labels ``y``.
+
+        Parameters
+        ----------
+        Z : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,) or float, default=None
+            Non-negative weight of each row's hinge loss (``None``: all 1),
+            multiplied by its class's ``class_weight``; see the class's notes on
+            weights. Rows of weight 0 are dropped before the minibatches are
+            drawn (and add no class).
+
+        Returns
+        -------
+        self
+        """
         clear_fitted_state(self)
         Z, y = check_input(self, Z, y, reset=True, accept_sparse=True)
+        Z, y, sample_weight = drop_zero_weights(Z, y, check_sample_weight(sample_weight, Z))
         lam = check_positive(self.alpha, "alpha")
         batch = check_n_components(self.batch_size, "batch_size")
         n_steps = check_n_components(self.max_iter, "max_iter")
         check_fits_in_memory(8 * n_steps * min(batch, Z.shape[0]), f"max_iter={n_steps}",
                              f"the row indices of {n_steps} minibatches of {min(batch, Z.shape[0])} rows")
         labels = encode_classes(self, y)
+        weights = class_row_weights(self.class_weight, self.classes_, labels, sample_weight)
+        if weights is not None:
+            # the weighted mean loss: its sub-gradient under uniform minibatches
+            weights = np.ascontiguousarray(weights / weights.mean(), dtype=np.float64)
         signs = one_vs_rest_code(len(self.classes_))[labels].astype(np.int8)
         n_out = signs.shape[1]
         rng = check_random_state(self.random_state)
@@ -375,16 +428,16 @@ class PegasosSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
         signs = np.ascontiguousarray(signs)
         if sp.issparse(Z):
             # imported here: the sparse kernel reuses this module's margin kernels
-            from ._solvers.pegasos_sparse import pegasos_sparse_steps
+            from ._solvers.pegasos_sparse import MIN_SCALE, pegasos_sparse_steps
 
             pegasos_sparse_steps(Z.data, Z.indices, Z.indptr, signs, W, b, batches, lam, 0,
-                                 bool(self.fit_intercept))
+                                 bool(self.fit_intercept), MIN_SCALE, weights)
             largest = float(np.max(np.abs(Z.data), initial=0.0))
         else:
             # The per-step products are small (M x D by D x C): threaded BLAS spends
             # more on hand-offs than on work (measured about 10x slower on 2 cores).
             with blas_single_thread():
-                _pegasos_steps(Z, signs, W, b, batches, lam, 0, bool(self.fit_intercept))
+                _pegasos_steps(Z, signs, W, b, batches, lam, 0, bool(self.fit_intercept), weights)
             largest = float(np.max(np.abs(Z)))
         if not (np.isfinite(W).all() and np.isfinite(b).all()):
             raise FeatureOverflowError(

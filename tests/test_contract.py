@@ -25,7 +25,24 @@ def test_registry_is_the_public_algorithms_dict():
                 assert bool(cls.benchmark.get("n_components")) == ("n_components" in cls().get_params())
 
 
-@parametrize_with_checks([make(name) for name in ALL])
+#: scikit-learn checks an estimator cannot pass, with the reason (run as xfail).
+EXPECTED_FAILED_CHECKS = {
+    "pegasos": dict.fromkeys(
+        ["check_sample_weight_equivalence_on_dense_data", "check_sample_weight_equivalence_on_sparse_data"],
+        "stochastic minibatches: integer weights equal repeated rows in expectation, not bit for bit "
+        "(tests/test_sample_weight.py tests what holds)"),
+    "kernel_ridge_classifier": {
+        "check_class_weight_classifiers": "a narrow Gaussian kernel without intercept: far from the heavy "
+        "class's rows a test point takes the sign of its nearest rows, however light their weight"},
+    "kernel_svc": {"check_sample_weight_equivalence_on_dense_data":
+                   "the dual is solved to tol (1e-3): weights and repeated rows agree to about tol, not to the "
+                   "check's rtol=1e-7, as for scikit-learn's SVC (tests/test_kernel_svc_probability.py holds "
+                   "them to 1e-3 at tol=1e-6)"},
+}
+
+
+@parametrize_with_checks([make(name) for name in ALL],
+                         expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS.get(est.name, {}))
 def test_scikit_learn_conventions(estimator, check):
     check(estimator)
 

@@ -5,19 +5,22 @@ from numba import njit
 
 from .._fastmath import FASTMATH
 from .kernel_cache import _kernel_column
+from .smo import _box
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
 def _greedy_coordinate_descent(X, sq, code, gamma, coef0, degree, bias, y, C, tol, max_iter,
                               cache, slot_of, slot_owner, last_used, col_len, clock0, alpha, z, q_diag):
-    """Greedy coordinate descent on the SVM dual ``min 1/2 a^T Q a - e^T a, 0 <= a <= C``.
+    """Greedy coordinate descent on the SVM dual ``min 1/2 a^T Q a - e^T a, 0 <= a_i <= C_i``.
 
     ``Q_ij = y_i y_j (K_ij + bias)``. Each step computes every coordinate's optimal
-    step ``delta_i = max(-a_i, min(C - a_i, (1 - z_i) / Q_ii))`` from ``z = Q a``
+    step ``delta_i = max(-a_i, min(C_i - a_i, (1 - z_i) / Q_ii))`` from ``z = Q a``
     (O(n)), takes the largest ``|delta_i|``, and updates ``z`` with one column of
     ``Q`` (O(n), the column from the LRU cache). Stops when ``max |delta_i| < tol``.
 
-    ``alpha`` and ``z`` are updated in place (a warm start if not zero).
+    ``C`` is one bound for all (a float) or one per variable (an array: weighted
+    samples or classes). ``alpha`` and ``z`` are updated in place (a warm start if
+    not zero).
 
     Returns
     -------
@@ -43,7 +46,7 @@ def _greedy_coordinate_descent(X, sq, code, gamma, coef0, degree, bias, y, C, to
                 continue
             d = (1.0 - z[i]) / q
             lo = -alpha[i]
-            hi = C - alpha[i]
+            hi = _box(C, i) - alpha[i]
             d = hi if d > hi else d
             d = lo if d < lo else d
             if abs(d) > best_abs:
@@ -65,5 +68,6 @@ def _greedy_coordinate_descent(X, sq, code, gamma, coef0, degree, bias, y, C, to
 def _largest_greedy_step(alpha, z, q_diag, C):
     """The largest clipped coordinate step, the stopping measure of greedy coordinate descent."""
     positive = q_diag > 0
-    step = np.clip((1.0 - z[positive]) / q_diag[positive], -alpha[positive], C - alpha[positive])
+    upper = np.broadcast_to(C, alpha.shape)[positive] - alpha[positive]
+    step = np.clip((1.0 - z[positive]) / q_diag[positive], -alpha[positive], upper)
     return float(np.abs(step).max(initial=0.0))

@@ -29,31 +29,68 @@ def _class_sums(Z, labels, out):
 SPARSE_BLOCK_PRODUCTS = 2**22
 
 
-def class_sums(Z, labels, n_classes):
+def class_sums(Z, labels, n_classes, sample_weight=None):
     """``(n_classes, n_features)`` float64 sums of the rows of ``Z`` in each class.
 
     ``Z^T Y = class_sums(...).T @ code`` for any class coding ``Y[i] = code[labels[i]]``,
     without the n x C target matrix. Sparse ``Z`` is summed by a sparse one-hot
-    product, so that its rows are never densified.
+    product, so that its rows are never densified. With ``sample_weight`` each row
+    counts with its weight (``Z^T W Y``), by the same one-hot product holding
+    the weights, dense or sparse.
 
     Parameters
     ----------
     Z : ndarray or scipy sparse matrix of shape (n_samples, n_features)
     labels : ndarray of int of shape (n_samples,), in ``[0, n_classes)``
     n_classes : int
+    sample_weight : ndarray of shape (n_samples,), optional
 
     Returns
     -------
     ndarray of shape (n_classes, n_features)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._solvers.normal_equations import class_sums
+    >>> Z = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    >>> class_sums(Z, np.array([0, 1, 0]), 2)
+    array([[6., 8.],
+           [3., 4.]])
+    >>> class_sums(Z, np.array([0, 1, 0]), 2, sample_weight=np.array([2.0, 1.0, 0.0]))
+    array([[2., 4.],
+           [3., 4.]])
     """
     labels = np.ascontiguousarray(labels, dtype=np.int64)
-    if sp.issparse(Z):
-        n = Z.shape[0]
-        one_hot = sp.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(n_classes, n))
-        return (one_hot @ Z).toarray().astype(np.float64, copy=False)
+    n = Z.shape[0]
+    if sp.issparse(Z) or sample_weight is not None:
+        values = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        one_hot = sp.csr_matrix((values, (labels, np.arange(n))), shape=(n_classes, n))
+        sums = one_hot @ Z
+        sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
+        return sums.astype(np.float64, copy=False)
     sums = np.zeros((n_classes, Z.shape[1]))
     _class_sums(np.ascontiguousarray(Z, dtype=np.float64), labels, sums)
     return sums
+
+
+def scale_rows(Z, factors):
+    """``diag(factors) @ Z`` for dense or CSR ``Z``; a CSR result keeps ``Z``'s pattern.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.sparse as sp
+    >>> from kernelmaps._solvers.normal_equations import scale_rows
+    >>> scale_rows(sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 2.0]])), np.array([3.0, 0.5])).toarray()
+    array([[3., 0.],
+           [0., 1.]])
+    """
+    if sp.issparse(Z):
+        Z = sp.csr_matrix(Z)
+        data = Z.data * np.repeat(factors, np.diff(Z.indptr))
+        return sp.csr_matrix((data, Z.indices, Z.indptr), shape=Z.shape)
+    return Z * factors[:, None]
 
 
 def _sparse_row_blocks(Z):
@@ -69,19 +106,33 @@ def _sparse_row_blocks(Z):
 
 
 class NormalEquations:
-    """One-pass accumulator of ``Z^T Z``, ``Z^T T`` and the sums an intercept needs.
+    """One-pass accumulator of ``Z^T W Z``, ``Z^T W T`` and the sums an intercept needs.
 
     ``add`` can be called on any number of row blocks (out of core); ``solve``
     returns the ridge solution with an unpenalized intercept,
-    ``min ||Z w + b - T||^2 + alpha ||w||^2``, by centering the accumulated
-    moments. Everything is accumulated in float64. Blocks may be scipy sparse
-    matrices: ``Z^T Z`` is then a sparse product added into the dense Gram
+    ``min sum_i w_i ||z_i w + b - t_i||^2 + alpha ||w||^2``, by centering the
+    accumulated moments at the weighted means (``w_i = 1`` without sample
+    weights). Everything is accumulated in float64. Blocks may be scipy sparse
+    matrices: ``Z^T W Z`` is then a sparse product added into the dense Gram
     matrix, and no block is densified.
 
     Parameters
     ----------
     n_features : int
     n_targets : int
+
+    Attributes
+    ----------
+    gram : ndarray of shape (n_features, n_features)
+        ``Z^T W Z``.
+    cross : ndarray of shape (n_features, n_targets)
+        ``Z^T W T``.
+    feature_sum, target_sum : ndarray of shape (n_features,) and (n_targets,)
+        ``Z^T w`` and ``T^T w``.
+    n_samples : int
+        Rows accumulated.
+    weight_sum : float
+        Their total weight (``n_samples`` without sample weights).
 
     Examples
     --------
@@ -95,6 +146,14 @@ class NormalEquations:
     >>> coef, intercept = equations.solve(alpha=0.0)
     >>> np.round(coef.ravel(), 3), np.round(intercept, 3)
     (array([1., 2.]), array([3.]))
+
+    A row of weight 2 counts as two copies of it:
+
+    >>> weighted, repeated = NormalEquations(2, 1), NormalEquations(2, 1)
+    >>> weighted.add(Z[:3], T[:3], sample_weight=np.array([2.0, 1.0, 1.0]))
+    >>> repeated.add(Z[[0, 0, 1, 2]], T[[0, 0, 1, 2]])
+    >>> bool(np.allclose(weighted.solve(0.1)[0], repeated.solve(0.1)[0], rtol=1e-12))
+    True
     """
 
     def __init__(self, n_features, n_targets):
@@ -107,41 +166,57 @@ class NormalEquations:
         self.feature_sum = np.zeros(n_features)
         self.target_sum = np.zeros(n_targets)
         self.n_samples = 0
+        self.weight_sum = 0.0
 
-    def add(self, Z, T=None, *, labels=None, code=None):
+    def add(self, Z, T=None, *, labels=None, code=None, sample_weight=None):
         """Accumulate a block of rows (dense, or any scipy sparse format).
 
         Give either targets ``T`` (n x n_targets), or integer ``labels`` with a
         ``code`` matrix (n_classes x n_targets) meaning ``T[i] = code[labels[i]]``;
-        the latter never forms ``T``.
+        the latter never forms ``T``. ``sample_weight`` (n non-negative floats)
+        weighs each row's squared error; ``W`` is never formed: the Gram update
+        is that of the rows scaled by ``sqrt(w)`` (a block-sized copy).
         """
         sparse = sp.issparse(Z)
         Z64 = sp.csr_matrix(Z, dtype=np.float64) if sparse else np.asarray(Z, dtype=np.float64)
         if Z64.ndim != 2 or Z64.shape[1] != self.gram.shape[0]:
             raise ValueError(f"a block of shape {Z64.shape} cannot be added to normal equations of "
                              f"{self.gram.shape[0]} features")
+        w = None
+        if sample_weight is not None:
+            w = np.asarray(sample_weight, dtype=np.float64).reshape(-1)
+            if w.shape[0] != Z64.shape[0]:
+                raise ValueError(f"sample_weight has {w.shape[0]} entries for a block of {Z64.shape[0]} rows")
         values = Z64.data if sparse else Z64
         if values.size:
             # only for the overflow message: max and -min need no |Z| copy
             self.largest_feature = max(self.largest_feature, float(values.max()), -float(values.min()))
+        # Z^T W Z = (sqrt(W) Z)^T (sqrt(W) Z): one symmetric product, as unweighted
+        Zs = Z64 if w is None else scale_rows(Z64, np.sqrt(w))
         if sparse:
-            for rows in _sparse_row_blocks(Z64):
-                block = Z64[rows]
+            for rows in _sparse_row_blocks(Zs):
+                block = Zs[rows]
                 product = (block.T @ block).tocoo()
                 # scattered into the Gram matrix: a dense copy per block would cost D x D each
                 np.add.at(self.gram, (product.row, product.col), product.data)
-            self.feature_sum += np.bincount(Z64.indices, weights=Z64.data, minlength=Z64.shape[1])
+            data = Z64.data if w is None else Z64.data * np.repeat(w, np.diff(Z64.indptr))
+            self.feature_sum += np.bincount(Z64.indices, weights=data, minlength=Z64.shape[1])
         else:
-            self.gram += Z64.T @ Z64
-            self.feature_sum += Z64.sum(axis=0)
+            self.gram += Zs.T @ Zs
+            self.feature_sum += Z64.sum(axis=0) if w is None else w @ Z64
         self.n_samples += Z64.shape[0]
+        self.weight_sum += Z64.shape[0] if w is None else float(w.sum())
         if T is not None:
             T = np.asarray(T, dtype=np.float64).reshape(Z64.shape[0], -1)
-            self.cross += Z64.T @ T
-            self.target_sum += T.sum(axis=0)
+            if w is None:
+                self.cross += Z64.T @ T
+                self.target_sum += T.sum(axis=0)
+            else:
+                self.cross += Z64.T @ (w[:, None] * T)
+                self.target_sum += w @ T
         else:
-            counts = np.bincount(labels, minlength=code.shape[0]).astype(np.float64)
-            self.cross += class_sums(Z64, labels, code.shape[0]).T @ code
+            counts = np.bincount(labels, weights=w, minlength=code.shape[0]).astype(np.float64)
+            self.cross += class_sums(Z64, labels, code.shape[0], w).T @ code
             self.target_sum += counts @ code
 
     def merge(self, other):
@@ -149,7 +224,8 @@ class NormalEquations:
 
         Accumulators of disjoint row sets, filled anywhere (another process, a
         Dask worker, another ``partial_fit``), merge into the accumulator of
-        their union: every moment is a sum over rows. ``other`` is unchanged.
+        their union: every moment is a (weighted) sum over rows. ``other`` is
+        unchanged.
 
         Parameters
         ----------
@@ -173,14 +249,17 @@ class NormalEquations:
         self.feature_sum += other.feature_sum
         self.target_sum += other.target_sum
         self.n_samples += other.n_samples
+        self.weight_sum += other.weight_sum
         self.largest_feature = max(self.largest_feature, other.largest_feature)
         return self
 
     def solve(self, alpha, fit_intercept=True):
         """Return ``(coef, intercept)``: coef of shape (n_features, n_targets)."""
-        n = self.n_samples
-        if n == 0:
+        if self.n_samples == 0:
             raise ValueError("no samples were accumulated")
+        n = self.weight_sum
+        if not n > 0:
+            raise ValueError("the accumulated rows all have zero weight")
         if not (np.isfinite(self.gram).all() and np.isfinite(self.cross).all()):
             raise FeatureOverflowError(
                 "Z^T Z (or Z^T y) overflowed float64: features of magnitude up to "

@@ -58,7 +58,7 @@ def _sparse_scores(data, indices, indptr, V, scale, rows, scores):
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
 def pegasos_sparse_steps(data, indices, indptr, signs, W, b, batches, lam, t0, fit_intercept,
-                         min_scale=MIN_SCALE):
+                         min_scale=MIN_SCALE, weights=None):
     """Run Pegasos steps in place on one-vs-rest weights, from CSR features.
 
     The same steps as :func:`kernelmaps.pegasos._pegasos_steps` (same minibatches,
@@ -67,7 +67,8 @@ def pegasos_sparse_steps(data, indices, indptr, signs, W, b, batches, lam, t0, f
     During the run ``W[:, c]`` holds ``v_c`` with ``w_c = s_c v_c``:
 
     * the shrink ``w_c <- (1 - eta lam) w_c`` is ``s_c <- (1 - eta lam) s_c``;
-    * the sub-gradient adds ``(eta / M) y_ic z_ij / s_c`` to ``v_jc`` for the
+    * the sub-gradient adds ``(eta / M) u_i y_ic z_ij / s_c`` (``u_i`` the row's
+      weight, 1 without ``weights``) to ``v_jc`` for the
       non-zeros ``j`` of each active pair ``(i, c)``, updating ``||v_c||^2`` by the
       change of each entry's square;
     * the projection onto the ball of radius ``1 / sqrt(lam)`` multiplies ``s_c``
@@ -90,6 +91,8 @@ def pegasos_sparse_steps(data, indices, indptr, signs, W, b, batches, lam, t0, f
         As for :func:`kernelmaps.pegasos._pegasos_steps`.
     min_scale : float, default=MIN_SCALE
         The scale below which ``s_c`` is folded into ``v_c``.
+    weights : ndarray of shape (n,), float64, optional
+        The rows' weights, as for :func:`kernelmaps.pegasos._pegasos_steps`.
 
     Returns
     -------
@@ -141,6 +144,10 @@ def pegasos_sparse_steps(data, indices, indptr, signs, W, b, batches, lam, t0, f
     pair_slot = np.empty(m * C, dtype=np.int64)
     pair_class = np.empty(m * C, dtype=np.int64)
     n_folds = 0
+    if weights is None:
+        row_weights = np.ones(signs.shape[0])
+    else:
+        row_weights = weights
     for step in range(n_steps):
         t = t0 + step + 1
         eta = 1.0 / (lam * t)
@@ -163,7 +170,7 @@ def pegasos_sparse_steps(data, indices, indptr, signs, W, b, batches, lam, t0, f
             r = active_rows[pair_slot[a]]
             c = pair_class[a]
             i = rows[r]
-            y = float(signs[i, c])
+            y = float(signs[i, c]) * row_weights[i]
             gb[c] += y
             coef = step_size * y / scale[c]
             total = norm2[c]

@@ -1,7 +1,8 @@
 """LIBSVM's SMO: second-order working-set selection and shrinking on the SVM dual with a free bias."""
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from .._fastmath import FASTMATH
 from .kernel_cache import _kernel_column
@@ -10,6 +11,21 @@ from .kernel_cache import _kernel_column
 #: LIBSVM's floor of a non-positive curvature ``K_ii + K_jj - 2 K_ij`` (a numerical
 #: zero or a kernel that is not positive definite).
 TAU = 1e-12
+
+
+def _box(C, k):
+    """The upper bound of variable ``k``: ``C`` itself (one bound for all, a float)
+    or ``C[k]`` (a bound per variable: weighted samples or classes, as LIBSVM's
+    ``C_i``). The solvers call it in their loops; for a float ``C`` it compiles
+    to the constant, so the unweighted problem runs the code it ran before."""
+    return C if np.ndim(C) == 0 else C[k]
+
+
+@overload(_box)
+def _box_overload(C, k):
+    if isinstance(C, types.Array):
+        return lambda C, k: C[k]
+    return lambda C, k: C
 
 
 @njit(cache=True, nogil=True)
@@ -46,7 +62,7 @@ def _swap_variables(i, j, X, sq, y, alpha, G, G_bar, k_diag, perm, cache, slot_o
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _select_working_set(active, y, alpha, G, k_diag, C, tol, X, sq, code, gamma, coef0, degree,
+def _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, code, gamma, coef0, degree,
                         cache, slot_of, slot_owner, last_used, col_len, clock):
     """WSS 2 of Fan, Chen & Lin over the first ``active`` variables.
 
@@ -60,7 +76,7 @@ def _select_working_set(active, y, alpha, G, k_diag, C, tol, X, sq, code, gamma,
     i = -1
     for t in range(active):
         if y[t] > 0:
-            if alpha[t] < C and -G[t] >= g_max:
+            if alpha[t] < _box(C, perm[t]) and -G[t] >= g_max:
                 g_max = -G[t]
                 i = t
         elif alpha[t] > 0 and G[t] >= g_max:
@@ -76,7 +92,7 @@ def _select_working_set(active, y, alpha, G, k_diag, C, tol, X, sq, code, gamma,
     best = np.inf
     for t in range(active):
         # the variables that can move down: y_t = +1 above 0, y_t = -1 below C
-        if (alpha[t] > 0) if y[t] > 0 else (alpha[t] < C):
+        if (alpha[t] > 0) if y[t] > 0 else (alpha[t] < _box(C, perm[t])):
             yg = y[t] * G[t]
             if yg >= g_max2:
                 g_max2 = yg
@@ -94,7 +110,7 @@ def _select_working_set(active, y, alpha, G, k_diag, C, tol, X, sq, code, gamma,
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _reconstruct_gradient(active, y, alpha, G, G_bar, C, X, sq, code, gamma, coef0, degree,
+def _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, code, gamma, coef0, degree,
                           cache, slot_of, slot_owner, last_used, col_len, clock):
     """``G`` of the shrunk variables ``active ..`` again, from ``G_bar`` and the free
     variables (all free variables are active), by whichever loop reads fewer
@@ -106,7 +122,7 @@ def _reconstruct_gradient(active, y, alpha, G, G_bar, C, X, sq, code, gamma, coe
         G[t] = G_bar[t] - 1.0
     n_free = 0
     for t in range(active):
-        if 0.0 < alpha[t] < C:
+        if 0.0 < alpha[t] < _box(C, perm[t]):
             n_free += 1
     if n_free * n > 2 * active * (n - active):
         for t in range(active, n):
@@ -115,12 +131,12 @@ def _reconstruct_gradient(active, y, alpha, G, G_bar, C, X, sq, code, gamma, coe
                                  last_used, col_len, clock)
             acc = 0.0
             for s in range(active):
-                if 0.0 < alpha[s] < C:
+                if 0.0 < alpha[s] < _box(C, perm[s]):
                     acc += alpha[s] * y[s] * col[s]
             G[t] += y[t] * acc
     else:
         for s in range(active):
-            if 0.0 < alpha[s] < C:
+            if 0.0 < alpha[s] < _box(C, perm[s]):
                 clock += 1
                 col = _kernel_column(s, n, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
                                      last_used, col_len, clock)
@@ -131,10 +147,10 @@ def _reconstruct_gradient(active, y, alpha, G, G_bar, C, X, sq, code, gamma, coe
 
 
 @njit(cache=True, nogil=True)
-def _is_shrinkable(t, g_max1, g_max2, y, alpha, G, C):
+def _is_shrinkable(t, g_max1, g_max2, y, alpha, G, C, perm):
     """LIBSVM's ``be_shrunk``: a variable at a bound whose gradient points out of
     the box by more than the current violation stays there (Fan et al., sec. 5)."""
-    if alpha[t] >= C:
+    if alpha[t] >= _box(C, perm[t]):
         return -G[t] > (g_max1 if y[t] > 0 else g_max2)
     if alpha[t] <= 0.0:
         return G[t] > (g_max2 if y[t] > 0 else g_max1)
@@ -151,27 +167,28 @@ def _shrink(active, unshrink, y, alpha, G, G_bar, k_diag, perm, C, tol, X, sq, c
     g_max1 = -np.inf  # max -y_t G_t over the variables that can move up
     g_max2 = -np.inf  # max  y_t G_t over the variables that can move down
     for t in range(active):
+        box = _box(C, perm[t])
         if y[t] > 0:
-            if alpha[t] < C:
+            if alpha[t] < box:
                 g_max1 = max(g_max1, -G[t])
             if alpha[t] > 0:
                 g_max2 = max(g_max2, G[t])
         else:
-            if alpha[t] < C:
+            if alpha[t] < box:
                 g_max2 = max(g_max2, -G[t])
             if alpha[t] > 0:
                 g_max1 = max(g_max1, G[t])
     if not unshrink and g_max1 + g_max2 <= 10.0 * tol:
         unshrink = True
-        clock = _reconstruct_gradient(active, y, alpha, G, G_bar, C, X, sq, code, gamma, coef0, degree,
+        clock = _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, code, gamma, coef0, degree,
                                       cache, slot_of, slot_owner, last_used, col_len, clock)
         active = X.shape[0]
     t = 0
     while t < active:
-        if _is_shrinkable(t, g_max1, g_max2, y, alpha, G, C):
+        if _is_shrinkable(t, g_max1, g_max2, y, alpha, G, C, perm):
             active -= 1
             while active > t:
-                if not _is_shrinkable(active, g_max1, g_max2, y, alpha, G, C):
+                if not _is_shrinkable(active, g_max1, g_max2, y, alpha, G, C, perm):
                     _swap_variables(t, active, X, sq, y, alpha, G, G_bar, k_diag, perm, cache, slot_of,
                                     slot_owner, col_len)
                     break
@@ -185,8 +202,12 @@ def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, sh
                       cache, slot_of, slot_owner, last_used, col_len, clock0, alpha, G, G_bar, k_diag, perm):
     """SMO with second-order working-set selection and shrinking on the SVM dual with a free bias.
 
-    ``min_a 1/2 a^T Q a - e^T a`` subject to ``y^T a = 0`` and ``0 <= a <= C``,
-    ``Q_ij = y_i y_j k(x_i, x_j)``, as LIBSVM solves it. Each step picks the pair
+    ``min_a 1/2 a^T Q a - e^T a`` subject to ``y^T a = 0`` and ``0 <= a_t <= C_t``,
+    ``Q_ij = y_i y_j k(x_i, x_j)``, as LIBSVM solves it. ``C`` is one bound for
+    every variable (a float) or one per variable (an array in the original order
+    of the variables: the variable now at ``t`` has the bound ``C[perm[t]]``), as
+    LIBSVM's ``C_i`` of weighted samples and classes; the two-variable step clips
+    to both bounds as LIBSVM's ``Solver::Solve`` does. Each step picks the pair
     of :func:`_select_working_set` (WSS 2) and solves the two-variable problem in
     closed form, clipped to the box; ``G = Q a - e`` is kept up to date on the
     active variables with the two kernel columns (from the LRU cache). Stops when
@@ -195,7 +216,7 @@ def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, sh
     With ``shrinking``, every ``min(n, 1000)`` steps the variables that will stay
     at a bound are moved behind the active ones (:func:`_shrink`) and the steps
     work on the active ones only: shorter loops and shorter kernel columns.
-    ``G_bar_t = C sum_{a_s = C} Q_ts`` is kept so that the gradient of the shrunk
+    ``G_bar_t = sum_{a_s = C_s} C_s Q_ts`` is kept so that the gradient of the shrunk
     variables can be rebuilt (:func:`_reconstruct_gradient`); optimality is only
     accepted after every variable is active again. Variables are moved
     physically (:func:`_swap_variables`): ``X``, ``sq``, ``y``, ``alpha``, ``G``,
@@ -233,14 +254,14 @@ def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, sh
                 active, unshrink, clock = _shrink(active, unshrink, y, alpha, G, G_bar, k_diag, perm, C, tol,
                                                   X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
                                                   last_used, col_len, clock)
-        i, j, clock = _select_working_set(active, y, alpha, G, k_diag, C, tol, X, sq, code, gamma, coef0,
+        i, j, clock = _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, code, gamma, coef0,
                                           degree, cache, slot_of, slot_owner, last_used, col_len, clock)
         if j < 0:
             # optimal on the active variables: optimal on all of them, or shrink again soon
-            clock = _reconstruct_gradient(active, y, alpha, G, G_bar, C, X, sq, code, gamma, coef0, degree,
+            clock = _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, code, gamma, coef0, degree,
                                           cache, slot_of, slot_owner, last_used, col_len, clock)
             active = n
-            i, j, clock = _select_working_set(active, y, alpha, G, k_diag, C, tol, X, sq, code, gamma, coef0,
+            i, j, clock = _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, code, gamma, coef0,
                                               degree, cache, slot_of, slot_owner, last_used, col_len, clock)
             if j < 0:
                 converged = True
@@ -256,6 +277,8 @@ def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, sh
         # col_i may have been evicted by col_j only if the cache holds a single slot
         # (it holds at least two), so both rows stay valid here
         q_ij = y[i] * y[j] * col_i[j]
+        c_i = _box(C, perm[i])
+        c_j = _box(C, perm[j])
         old_i = alpha[i]
         old_j = alpha[j]
         if y[i] != y[j]:
@@ -272,13 +295,13 @@ def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, sh
             elif alpha[i] < 0:
                 alpha[i] = 0.0
                 alpha[j] = -diff
-            if diff > 0:
-                if alpha[i] > C:
-                    alpha[i] = C
-                    alpha[j] = C - diff
-            elif alpha[j] > C:
-                alpha[j] = C
-                alpha[i] = C + diff
+            if diff > c_i - c_j:
+                if alpha[i] > c_i:
+                    alpha[i] = c_i
+                    alpha[j] = c_i - diff
+            elif alpha[j] > c_j:
+                alpha[j] = c_j
+                alpha[i] = c_j + diff
         else:
             quad = k_diag[i] + k_diag[j] - 2.0 * q_ij
             quad = quad if quad > 0 else TAU
@@ -286,17 +309,17 @@ def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, sh
             total = alpha[i] + alpha[j]
             alpha[i] -= delta
             alpha[j] += delta
-            if total > C:
-                if alpha[i] > C:
-                    alpha[i] = C
-                    alpha[j] = total - C
+            if total > c_i:
+                if alpha[i] > c_i:
+                    alpha[i] = c_i
+                    alpha[j] = total - c_i
             elif alpha[j] < 0:
                 alpha[j] = 0.0
                 alpha[i] = total
-            if total > C:
-                if alpha[j] > C:
-                    alpha[j] = C
-                    alpha[i] = total - C
+            if total > c_j:
+                if alpha[j] > c_j:
+                    alpha[j] = c_j
+                    alpha[i] = total - c_j
             elif alpha[i] < 0:
                 alpha[i] = 0.0
                 alpha[j] = total
@@ -306,16 +329,16 @@ def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, sh
             G[t] += y[t] * (col_i[t] * d_i + col_j[t] * d_j)
         if shrinking:
             # G_bar follows the variables that reach or leave the upper bound (full columns)
-            for v, old in ((i, old_i), (j, old_j)):
-                was_upper = old >= C
-                if was_upper != (alpha[v] >= C):
+            for v, old, c_v in ((i, old_i, c_i), (j, old_j, c_j)):
+                was_upper = old >= c_v
+                if was_upper != (alpha[v] >= c_v):
                     clock += 1
                     col = _kernel_column(v, n, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
                                          last_used, col_len, clock)
-                    step = C * y[v] if alpha[v] >= C else -C * y[v]
+                    step = c_v * y[v] if alpha[v] >= c_v else -c_v * y[v]
                     for t in range(n):
                         G_bar[t] += step * y[t] * col[t]
-    clock = _reconstruct_gradient(active, y, alpha, G, G_bar, C, X, sq, code, gamma, coef0, degree,
+    clock = _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, code, gamma, coef0, degree,
                                   cache, slot_of, slot_owner, last_used, col_len, clock)
     # rho: the mean of y_t G_t over the free variables, else the middle of the feasible interval
     upper = np.inf
@@ -324,10 +347,11 @@ def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, sh
     n_free = 0
     for t in range(n):
         yg = y[t] * G[t]
-        if 0 < alpha[t] < C:
+        box = _box(C, perm[t])
+        if 0 < alpha[t] < box:
             n_free += 1
             total += yg
-        elif (alpha[t] >= C) == (y[t] < 0):  # at C with y = -1, or at 0 with y = +1
+        elif (alpha[t] >= box) == (y[t] < 0):  # at C with y = -1, or at 0 with y = +1
             upper = min(upper, yg)
         else:
             lower = max(lower, yg)
@@ -336,7 +360,9 @@ def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, sh
 
 
 def _smo_gap(y, alpha, G, C):
-    """``m(a) - M(a)``, the stopping measure of the second-order SMO (Fan, Chen & Lin)."""
+    """``m(a) - M(a)``, the stopping measure of the second-order SMO (Fan, Chen & Lin).
+
+    ``C`` is a float or the bounds of the variables in the order of ``alpha``."""
     score = -y * G
     up = np.where(y > 0, alpha < C, alpha > 0)
     low = np.where(y > 0, alpha > 0, alpha < C)

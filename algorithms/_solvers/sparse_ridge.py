@@ -54,16 +54,22 @@ class SparseRidgeResult(NamedTuple):
     converged: bool
 
 
-def _column_moments(Z):
-    """Column sums and column sums of squares of ``Z`` (float64)."""
+def _column_moments(Z, sample_weight=None):
+    """Column sums and column sums of squares of ``Z`` (float64), each row counted
+    with its weight if ``sample_weight`` is given."""
+    w = sample_weight
     if sp.issparse(Z):
         d = Z.shape[1]
-        return (np.bincount(Z.indices, weights=Z.data, minlength=d),
-                np.bincount(Z.indices, weights=Z.data * Z.data, minlength=d))
-    return Z.sum(axis=0), np.einsum("ij,ij->j", Z, Z)
+        data = Z.data if w is None else Z.data * np.repeat(w, np.diff(Z.indptr))
+        return (np.bincount(Z.indices, weights=data, minlength=d),
+                np.bincount(Z.indices, weights=data * Z.data, minlength=d))
+    if w is None:
+        return Z.sum(axis=0), np.einsum("ij,ij->j", Z, Z)
+    return w @ Z, np.einsum("ij,ij,i->j", Z, Z, w)
 
 
-def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, fit_intercept=True, tol=1e-6, max_iter=1000):
+def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, sample_weight=None, fit_intercept=True, tol=1e-6,
+             max_iter=1000):
     """Ridge least squares ``min ||Z W + 1 b^T - T||^2 + alpha ||W||^2`` by conjugate gradient.
 
     With an intercept, the unpenalized ``b`` is eliminated by centring:
@@ -75,11 +81,17 @@ def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, fit_intercept=True, to
     difference of large terms. All ``k`` targets share every pass over ``Z``
     (:func:`~kernelmaps._solvers.conjugate_gradient.conjugate_gradient`).
 
+    **Sample weights.** With ``sample_weight`` the loss is
+    ``sum_i w_i ||z_i W + b - t_i||^2``: ``mu`` and ``t`` become the weighted
+    means, and the operator ``Z_c^T W Z_c V`` scales the rows of the ``n x k``
+    block ``Q`` by ``w`` before ``Z^T Q``. ``W`` is never formed and ``Z`` is
+    never densified or copied.
+
     The system is preconditioned by its diagonal (Jacobi), applied symmetrically:
     CG solves ``S A S y = S B`` with ``S = diag(A)^(-1/2)``, and ``W = S y``. The
-    diagonal is ``sum_i Z_ij^2 - n mu_j^2 + alpha``; a column that centring (or
-    nothing) leaves zero has no curvature when ``alpha = 0``, so it is scaled by
-    1 and its coefficient stays 0.
+    diagonal is ``sum_i w_i Z_ij^2 - (sum_i w_i) mu_j^2 + alpha``; a column that
+    centring (or nothing) leaves zero has no curvature when ``alpha = 0``, so it
+    is scaled by 1 and its coefficient stays 0.
 
     **The dual system when the columns outnumber the rows.** With ``alpha > 0``
     and ``n_features > n_samples`` (fine binning grids), CG runs on the
@@ -87,7 +99,9 @@ def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, fit_intercept=True, to
     Jacobi-scaled: the same two sparse products per iteration, but every
     vector has ``n_samples`` rows instead of ``n_features``, and on random
     binning features it also needed fewer iterations than the Jacobi-scaled
-    primal system.
+    primal system. With weights it is the system of the rows scaled by
+    ``sqrt(w)``: ``(S_w Z_c Z_c^T S_w + alpha I) A = S_w (T - 1 t^T)``,
+    ``W = Z_c^T S_w A`` with ``S_w = diag(sqrt(w))``.
 
     With ``alpha = 0`` and rank-deficient features (fewer rows than columns, as
     random binning often gives), the system is only semi-definite. CG started
@@ -108,6 +122,8 @@ def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, fit_intercept=True, to
     labels : ndarray of int of shape (n_samples,), optional
     code : ndarray of shape (n_classes, n_targets), optional
         ``T[i] = code[labels[i]]``, without forming ``T``.
+    sample_weight : ndarray of shape (n_samples,), optional
+        Non-negative weights of the rows' squared errors, not all zero.
     fit_intercept : bool, default=True
     tol : float, default=1e-6
         Stop when every target's relative residual of the scaled system is at
@@ -143,28 +159,37 @@ def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, fit_intercept=True, to
     else:
         Z = np.asarray(Z, dtype=np.float64)
     n, d = Z.shape
-    col_sum, col_square = _column_moments(Z)
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64).reshape(n)
+    total = n if w is None else float(w.sum())
+    col_sum, col_square = _column_moments(Z, w)
     if T is not None:
         T = np.asarray(T, dtype=np.float64).reshape(n, -1)
-        t_mean = T.mean(axis=0) if fit_intercept else np.zeros(T.shape[1])
-        B = Z.T @ (T - t_mean)
+        if not fit_intercept:
+            t_mean = np.zeros(T.shape[1])
+        else:
+            t_mean = T.mean(axis=0) if w is None else w @ T / total
+        # Z_c^T W (T - t) = Z^T W (T - t): the weighted residuals sum to zero
+        B = Z.T @ (T - t_mean if w is None else w[:, None] * (T - t_mean))
     else:
-        counts = np.bincount(labels, minlength=code.shape[0]).astype(np.float64)
-        t_mean = counts @ code / n if fit_intercept else np.zeros(code.shape[1])
-        B = class_sums(Z, labels, code.shape[0]).T @ code - np.outer(col_sum, t_mean)
-    mu = col_sum / n if fit_intercept else np.zeros(d)
+        counts = np.bincount(labels, weights=w, minlength=code.shape[0]).astype(np.float64)
+        t_mean = counts @ code / total if fit_intercept else np.zeros(code.shape[1])
+        B = class_sums(Z, labels, code.shape[0], w).T @ code - np.outer(col_sum, t_mean)
+    mu = col_sum / total if fit_intercept else np.zeros(d)
     if alpha > 0 and d > n:
         if T is None:
             T = code[labels]
-        return _dual_ridge_cg(Z, alpha, T - t_mean, mu, t_mean, fit_intercept, tol, max_iter)
+        return _dual_ridge_cg(Z, alpha, T - t_mean, mu, t_mean, fit_intercept, tol, max_iter, w)
 
     def gram(V):
         Q = Z @ V
+        if fit_intercept:
+            # Z_c^T W (Z_c V) with both factors centred: symmetric to rounding, and no
+            # difference of the large uncentred moments Z^T Z V and n mu mu^T V
+            Q -= mu @ V
+        if w is not None:
+            Q *= w[:, None]
         if not fit_intercept:
             return Z.T @ Q + alpha * V
-        # Z_c^T (Z_c V) with both factors centred: symmetric to rounding, and no
-        # difference of the large uncentred moments Z^T Z V and n mu mu^T V
-        Q -= mu @ V
         return Z.T @ Q - np.outer(mu, Q.sum(axis=0)) + alpha * V
 
     diagonal = np.maximum(col_square - col_sum * mu, 0.0) + alpha
@@ -176,25 +201,46 @@ def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, fit_intercept=True, to
     return SparseRidgeResult(coef, intercept, result.n_iter, float(result.residuals[-1]), result.converged)
 
 
-def _dual_ridge_cg(Z, alpha, T_centred, mu, t_mean, fit_intercept, tol, max_iter):
+def _dual_ridge_cg(Z, alpha, T_centred, mu, t_mean, fit_intercept, tol, max_iter, sample_weight=None):
     """:func:`ridge_cg` on the dual system ``(Z_c Z_c^T + alpha I) A = T_c``, ``W = Z_c^T A``.
 
     ``Z_c^T A = Z^T (A - 1 mean(A))`` because a centred ``A`` is orthogonal to the
     column means' rows, so centring the ``n x k`` block replaces centring ``Z``.
+    With weights the means are weighted, the system is that of the rows scaled by
+    ``sqrt(w)``, and the two centrings differ: ``Z_c G = Z G - 1 (w^T Z G) / sum(w)``
+    subtracts the weighted mean, ``Z_c^T A = Z^T (A - w (1^T A) / sum(w))``.
     """
     Z_t = Z.T.tocsr() if sp.issparse(Z) else Z.T  # the transpose's rows are Z's columns: a fast Z^T A
+    w = sample_weight
+    if w is None:
+        def centred(A):
+            return A - A.mean(axis=0) if fit_intercept else A
 
-    def centred(A):
-        return A - A.mean(axis=0) if fit_intercept else A
+        left = right = centred
+        root = None
+    else:
+        total, column = float(w.sum()), w[:, None]
+        root = np.sqrt(w)[:, None]
+
+        def left(Q):  # Z_c (Z^T ...): rows minus their weighted mean
+            return Q - (w @ Q) / total if fit_intercept else Q
+
+        def right(A):  # Z^T (...) = Z_c^T A
+            return A - column * (A.sum(axis=0) / total) if fit_intercept else A
+
+    def weigh(A):
+        return A if root is None else root * A
 
     def gram(A):
-        return centred(Z @ (Z_t @ centred(A))) + alpha * A
+        return weigh(left(Z @ (Z_t @ right(weigh(A))))) + alpha * A
 
-    # Jacobi: the diagonal is |z_i - mu|^2 + alpha
+    # Jacobi: the diagonal is w_i |z_i - mu|^2 + alpha
     row_square = np.asarray(Z.multiply(Z).sum(axis=1)).ravel() if sp.issparse(Z) else np.einsum("ij,ij->i", Z, Z)
-    diagonal = row_square - 2 * (Z @ mu) + mu @ mu + alpha if fit_intercept else row_square + alpha
+    spread = row_square - 2 * (Z @ mu) + mu @ mu if fit_intercept else row_square
+    diagonal = spread + alpha if w is None else w * spread + alpha
     scale = (1.0 / np.sqrt(np.maximum(diagonal, alpha)))[:, None]
-    result = conjugate_gradient(lambda Y: scale * gram(scale * Y), scale * T_centred, tol=tol, max_iter=max_iter)
-    coef = Z_t @ centred(scale * result.x)
+    result = conjugate_gradient(lambda Y: scale * gram(scale * Y), scale * weigh(T_centred), tol=tol,
+                                max_iter=max_iter)
+    coef = Z_t @ right(weigh(scale * result.x))
     intercept = t_mean - mu @ coef if fit_intercept else np.zeros(coef.shape[1])
     return SparseRidgeResult(coef, intercept, result.n_iter, float(result.residuals[-1]), result.converged)

@@ -1,5 +1,7 @@
 """The binary SVM dual problems of one fit on row subsets, sharing one kernel-column cache."""
 
+import os
+import sys
 import warnings
 
 import numpy as np
@@ -12,9 +14,20 @@ from .smo import _smo_gap, _smo_second_order
 
 #: Length-``n`` float64 or int64 vectors a fit holds besides the column cache: the
 #: labels, the signs, the row subset, the kernel diagonal and its permuted copy,
-#: ``|x|^2``, the slot map, the dual variables, ``z = Q a`` (or ``G``), ``G_bar``
-#: and the permutation.
-SOLVER_VECTORS = 11
+#: ``|x|^2``, the slot map, the dual variables, ``z = Q a`` (or ``G``), ``G_bar``,
+#: the permutation and the per-row bounds ``C_i`` of a weighted fit.
+SOLVER_VECTORS = 12
+
+
+def _user_stacklevel():
+    """The ``stacklevel`` of a warning that points at the first caller outside kernelmaps
+    (a fit and the cross-validation of ``probability=True`` reach the solver through
+    different depths)."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _kernel_diagonal(X, kernel_params):
@@ -41,7 +54,10 @@ class _Solver:
     kernel_params : dict
         Keywords ``kernel``, ``gamma``, ``degree`` and ``coef0`` of
         :func:`kernelmaps.exact_kernel`, all resolved.
-    C, tol : float
+    C : float or ndarray of shape (n_samples,)
+        The box constraint: one for every row, or one per row of ``X`` (``C_i`` of
+        weighted samples or classes, all positive).
+    tol : float
     max_iter : int
         Steps per problem; a ``ConvergenceWarning`` when reached.
     cache_mb : float
@@ -86,27 +102,30 @@ class _Solver:
             self._reset(rows)
         n = len(rows)
         alpha = np.zeros(n)
+        # per-row bounds in the order of ``rows``; the SMO reads them through ``perm``
+        box = self.C if np.ndim(self.C) == 0 else np.ascontiguousarray(self.C[rows], dtype=np.float64)
         if self.selection == "second_order":
             y = signs[self.perm]  # permuted with the solver's variables from here on
             G, G_bar = np.full(n, -1.0), np.zeros(n)
             it, converged, self.clock, rho = _smo_second_order(
-                self.Xs, self.sq, *self.kernel, y, self.C, self.tol, self.max_iter, self.shrinking, *self._cache(),
+                self.Xs, self.sq, *self.kernel, y, box, self.tol, self.max_iter, self.shrinking, *self._cache(),
                 alpha, G, G_bar, self.k_diag, self.perm)
             if not converged:
-                self._warn(label, "maximal violating pair's gap", _smo_gap(y, alpha, G, self.C))
+                bounds = box if np.ndim(box) == 0 else box[self.perm]
+                self._warn(label, "maximal violating pair's gap", _smo_gap(y, alpha, G, bounds))
             coef = np.empty(n)
             coef[self.perm] = alpha * y
             return coef, -rho, it
         z = np.zeros(n)
         it, converged, self.clock = _greedy_coordinate_descent(
-            self.Xs, self.sq, *self.kernel, self.bias, signs, self.C, self.tol, self.max_iter, *self._cache(),
+            self.Xs, self.sq, *self.kernel, self.bias, signs, box, self.tol, self.max_iter, *self._cache(),
             alpha, z, self.k_diag)
         if not converged:
-            self._warn(label, "largest coordinate step", _largest_greedy_step(alpha, z, self.k_diag, self.C))
+            self._warn(label, "largest coordinate step", _largest_greedy_step(alpha, z, self.k_diag, box))
         coef = alpha * signs
         return coef, self.bias * coef.sum(), it
 
     def _warn(self, label, measure, reached):
         warnings.warn(f"KernelSVC stopped at max_iter={self.max_iter} steps on the problem {label}: "
                       f"its {measure} reached {reached:.3g} against tol={self.tol}; raise max_iter "
-                      "or tol", ConvergenceWarning, stacklevel=4)
+                      "or tol", ConvergenceWarning, stacklevel=_user_stacklevel())
