@@ -12,28 +12,19 @@ weights ``d_t = ||w_t|| / sqrt(2)`` (eq. 16) and ``C = sqrt(2) / alpha``.
 
 from __future__ import annotations
 
-import math
-import warnings
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ._base import RegisteredEstimator, classes_from_scores
-from ._groups import fit_group_maps, group_features, map_width, warn_constant_model
-from ._parallel import blas_single_thread, n_worker_threads
-from ._solvers.fista import fista
-from ._solvers.group_lasso import PATH_PATIENCE, _alpha_max, _products, group_lasso_path
+from ._group_lasso_fit import GroupLassoFitMixin
 from ._solvers.group_lasso_losses import _Loss
 from ._targets import OneVsRestFitMixin, RegressionFitMixin
-from ._validation import (check_choice, check_fraction, check_generator, check_input,
-                          check_integer, check_positive, validation_rows)
+from ._validation import check_choice, check_fraction, check_input, check_integer, check_positive
 
 # The solvers were defined in this module: their public names stay importable from it.
-from ._solvers.fista import FistaResult, group_soft_threshold, lipschitz_estimate  # noqa: F401
+from ._solvers.fista import FistaResult, fista, group_soft_threshold, lipschitz_estimate  # noqa: F401
 from ._solvers.group_lasso import (GroupLassoSolution, group_lasso_objective,  # noqa: F401
                                    solve_group_lasso)
 from ._solvers.group_lasso_losses import LOSS_CODES  # noqa: F401
@@ -44,7 +35,7 @@ _PAPER = ("Băzăvan, Li & Sminchisescu, Learning random kernel approximations f
           "recognition, NIPS 2012, section 3.3 (RFF-GL)")
 
 
-class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
+class GroupLassoMKL(GroupLassoFitMixin, RegisteredEstimator, BaseEstimator):
     """Base of the group-lasso multiple kernel learners on random features (RFF-GL).
 
     Use :class:`GroupLassoMKLClassifier` or :class:`GroupLassoMKLRegressor`; this
@@ -53,12 +44,20 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
 
     Parameters
     ----------
-    groups : None, array-like of int of shape (n_features,), or list of lists
-        The kernels' input columns. ``None``: all columns in one group (several
-        kernels on them with a sequence ``gamma``). A group index per column, as
-        :func:`kernelmaps.datasets.make_planted_groups` returns and
-        ``load("mfeat").extras["groups"]`` gives. Or a list of column lists;
-        groups must be disjoint and non-empty.
+    groups : None, array-like of int of shape (n_features,), list of lists, or dict, default=None
+        The kernels' input columns, one kernel per group:
+
+        * ``None``: all columns in one group (several kernels on them with a
+          sequence ``gamma`` or several ``maps``);
+        * a group index per column, as :func:`kernelmaps.datasets.make_planted_groups`
+          returns and ``load("mfeat").extras["groups"]`` gives;
+        * a list of column lists, one per group;
+        * a dict ``{group_name: columns}`` (a single column may stand alone).
+
+        Columns are integer positions, or column names when ``X`` is a pandas
+        DataFrame with string column names (``feature_names_in_``); names are
+        resolved to positions at fit, and a name ``X`` lacks is a ``ValueError``.
+        Groups must be disjoint and non-empty; columns in no group are unused.
     n_components : int or sequence of int, default=256
         Random features per kernel (one value, or one per kernel).
     gamma : float, {'scale', 'median', 'knn50'} or sequence, default='scale'
@@ -69,7 +68,7 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
         The per-sample loss; each learner lists the ones it accepts.
     alpha : float >= 0 or None, default=None
         The group-lasso weight lambda of eq. 10. ``None`` computes the path and
-        chooses alpha on a validation split.
+        chooses alpha on a validation split by ``alpha_selection``.
     max_iter : int, default=1000
         FISTA iterations per alpha.
     tol : float, default=1e-4
@@ -92,37 +91,69 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
     alpha_min_ratio : float in (0, 1), default=1e-3
         The path's last alpha over ``alpha_max``.
     alpha_selection : {'min', 'one_se'}, default='min'
-        ``'min'``: the alpha of the smallest validation loss. ``'one_se'``: the
-        largest alpha whose validation loss is within one standard error of it.
+        How ``alpha=None`` chooses alpha on the path (fitted on the training
+        split) from ``validation_loss_``, the mean per-row loss on the held-out
+        rows, and ``validation_loss_se_``, its standard error. ``'min'``: the
+        alpha of the smallest validation loss. ``'one_se'``: the largest alpha
+        whose validation loss is at most that minimum plus its standard error.
+        What ``'one_se'`` promises, against ``'min'`` with the same
+        ``random_state`` (same maps, same split): ``alpha_`` at least as large,
+        hence a sum of group norms no larger (so at the exact optimum; up to
+        ``tol`` here), usually with no more active groups (not guaranteed: group
+        lasso paths need not be monotone). Neither rule promises that a group
+        carrying no signal gets weight zero: at a validation-chosen alpha, noise
+        groups often keep small weights. Give a larger ``alpha`` for a sparser
+        model.
     validation_fraction : float in (0, 1), default=0.25
         Rows held out to choose alpha (stratified for classification).
 
     Attributes
     ----------
+    group_names_ : ndarray of str (object) of shape (n_groups,)
+        A name per kernel, in the order of every per-kernel attribute: the
+        dict's keys for dict ``groups``; ``'group<g>'`` for a group index per
+        column or a list of column lists (``g`` the group index); with
+        ``groups=None``, ``'all'`` for one kernel, ``'gamma=<value>'`` for one
+        kernel per bandwidth (``'kernel<t>'`` if two read the same), and
+        ``'kernel<t>'`` for several ``maps``.
+    n_groups_ : int
+        Number of kernels.
     group_norms_ : ndarray of shape (n_groups,) or (n_classes, n_groups)
-        ``||w_t||_2`` per kernel (per class for more than two classes).
+        ``||w_t||_2`` per kernel: one row per class for more than two classes;
+        a single row, flattened, for a regressor or two classes (whose one
+        problem scores ``classes_[1]`` positive).
     kernel_weights_ : ndarray like group_norms_
-        ``group_norms_ / sqrt(2)``, the equivalent l1-MKL kernel weights (eq. 16).
+        ``group_norms_ / sqrt(2)``: the weight ``d_t`` of kernel ``t`` in the
+        equivalent l1-MKL problem (eq. 16), not normalized; 0 for a kernel the
+        group lasso dropped. See :meth:`kernel_weights_frame` for a labelled view.
     active_groups_ : ndarray of int
         Kernels with a non-zero weight (for any class).
     objective_history_ : ndarray
         The objective (summed over one-vs-rest problems) at the start and after
         every FISTA iteration of the final fit.
     n_iter_ : int
+        FISTA iterations of the final fit.
     alpha_ : float
         The alpha of the final fit.
     alphas_ : ndarray of shape (n_alphas,)
         Descending path (only when ``alpha=None``).
+    alpha_index_ : int
+        Position of ``alpha_`` in ``alphas_`` (only when ``alpha=None``).
     group_norms_path_ : ndarray of shape (n_alphas, n_groups)
         Group norms along the path, summed over classes (only when ``alpha=None``).
     validation_loss_, validation_loss_se_ : ndarray of shape (n_alphas,)
-        Mean validation loss along the path and its standard error.
+        Mean validation loss along the path and its standard error (only when
+        ``alpha=None``).
     coef_, intercept_ : ndarrays
         Weights on the concatenated features and the unpenalized intercept.
     feature_maps_ : list of fitted feature maps
     kernel_columns_ : list of ndarray of int
+        The input column positions of each kernel.
     feature_bounds_ : ndarray of int64 of shape (n_groups + 1,)
         Kernel ``t``'s features are columns ``feature_bounds_[t]:feature_bounds_[t+1]``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str of shape (n_features_in_,)
+        Only when ``X`` had string column names at fit.
 
     Notes
     -----
@@ -155,7 +186,6 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
     True
     """
 
-
     kind = "learner"
     kernel_family = "shift_invariant"
     paper = _PAPER
@@ -180,12 +210,6 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
         self.alpha_selection = alpha_selection
         self.validation_fraction = validation_fraction
 
-    # -- the kernels as feature groups -----------------------------------------
-
-    def _features(self, X, groups=None):
-        """The concatenated features of the kernels in ``groups`` (all by default), float64."""
-        return group_features(self.feature_maps_, self.kernel_columns_, self.feature_bounds_, X, groups)
-
     # -- parameters -------------------------------------------------------------
 
     def _check_params(self):
@@ -203,86 +227,57 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
     def _make_loss(self):
         return _Loss(self.loss)
 
-    # -- fit ---------------------------------------------------------------------
+    # -- the kernel weights by name ------------------------------------------------
 
-    def _fit(self, X, T, stratify, loss):
-        rng = check_generator(self.random_state)
-        X = np.asarray(X, dtype=np.float64)
-        self.kernel_columns_, self.feature_maps_ = fit_group_maps(
-            X, self.groups, self.gamma, self.n_components, self.maps, rng)
-        widths = [map_width(m, X[:1, cols])
-                  for m, cols in zip(self.feature_maps_, self.kernel_columns_)]
-        self.feature_bounds_ = np.concatenate([[0], np.cumsum(widths)]).astype(np.int64)
-        F = self._features(X)
-        bounds = self.feature_bounds_
-        self.n_groups_ = len(widths)
+    def kernel_weights_frame(self):
+        """The kernel weights ``kernel_weights_`` as a pandas DataFrame, labelled.
 
-        with blas_single_thread(), ThreadPoolExecutor(n_worker_threads()) as pool:
-            if self.alpha is None:
-                alpha, W, b = self._path(F, T, bounds, loss, rng, stratify, pool)
-            else:
-                alpha, W, b = float(self.alpha), None, None
-            products = _products(F, T, loss, pool)
-            lipschitz = products.lipschitz()
-            b0 = loss.best_intercept(T)
-            scale = max(_alpha_max(products, bounds, b0), np.finfo(float).tiny)
-            if W is None:
-                W = np.zeros((F.shape[1], T.shape[1]))
-                b = b0
-            if self.alpha is not None and alpha >= scale:
-                warn_constant_model(alpha, scale, "", "alpha=None to choose it on a validation split")
-            result = fista(products, bounds, alpha, W, b, lipschitz=lipschitz,
-                           max_iter=self._max_iter, tol=self.tol, scale=scale)
-        W, b, norms = result.coef, result.intercept, result.group_norms
-        if not result.converged:
-            warnings.warn(f"FISTA stopped at max_iter={self._max_iter} (alpha={alpha:.4g}): its "
-                          f"relative gradient mapping reached {result.residual:.3g} against "
-                          f"tol={self.tol}; raise max_iter or tol", ConvergenceWarning, stacklevel=4)
-        self.alpha_ = alpha
-        self.n_iter_ = result.n_iter
-        self.objective_history_ = np.asarray(result.objective_history)
-        single = T.shape[1] == 1
-        self.coef_ = W[:, 0] if single else W.T.copy()
-        self.intercept_ = float(b[0]) if single else b
-        self.group_norms_ = norms[:, 0].copy() if single else norms.T.copy()
-        self.kernel_weights_ = self.group_norms_ / math.sqrt(2.0)
-        active = self.group_norms_ > 0
-        self.active_groups_ = np.flatnonzero(active if single else active.any(axis=0))
-        return self
+        Returns
+        -------
+        pandas.DataFrame of shape (n_rows, n_groups)
+            One column per kernel, named by ``group_names_`` (columns index
+            named ``'group'``). Rows: one per class of ``classes_`` for a
+            classifier of more than two classes; a single row labelled
+            ``classes_[1]`` for two classes (their one problem scores
+            ``classes_[1]`` positive); a single row labelled ``'y'`` for a
+            regressor. Row index named ``'class'`` or ``'target'``.
 
-    def _path(self, F, T, bounds, loss, rng, stratify, pool):
-        """The regularization path on a training split; alpha chosen on the validation rows."""
-        train, val = validation_rows(F.shape[0], self.validation_fraction, stratify,
-                                     int(rng.integers(2 ** 31 - 1)), "give alpha or more rows")
-        F_train, T_train = F[train], T[train]
-        F_val, T_val = F[val], T[val]
-        products = _products(F_train, T_train, loss, pool)
-        b = loss.best_intercept(T_train)
-        alpha_max = _alpha_max(products, bounds, b)
-        if not alpha_max > 0:
-            raise ValueError("every group's gradient is zero at the zero solution: the "
-                             "targets are constant or the features carry no signal")
-        alphas = alpha_max * np.geomspace(1.0, self.alpha_min_ratio, self._n_alphas)
-        path = group_lasso_path(products, loss, bounds, alphas, b, F_val, T_val,
-                                max_iter=self._max_iter, tol=self.tol, scale=alpha_max,
-                                patience=PATH_PATIENCE)
-        for alpha, converged, residual in zip(alphas, path.converged, path.residual):
-            if not converged:
-                warnings.warn(f"FISTA stopped at max_iter={self._max_iter} at alpha={alpha:.4g} on "
-                              f"the path: its relative gradient mapping reached {residual:.3g} "
-                              f"against tol={self.tol}; raise max_iter or tol", ConvergenceWarning,
-                              stacklevel=5)
-        val_loss, val_se = path.validation_loss, path.validation_loss_se
-        best = int(np.argmin(val_loss))
-        if self.alpha_selection == "one_se":
-            # the largest alpha (sparsest model) within one standard error of the best
-            best = int(np.flatnonzero(val_loss <= val_loss[best] + val_se[best])[0])
-        self.alphas_ = alphas[:len(val_loss)]
-        self.group_norms_path_ = path.group_norms
-        self.validation_loss_ = val_loss
-        self.validation_loss_se_ = val_se
-        self.alpha_index_ = best
-        return float(alphas[best]), path.coef[best], path.intercept[best]
+        Raises
+        ------
+        ImportError
+            When pandas is not installed; ``kernel_weights_`` and
+            ``group_names_`` hold the same numbers and labels.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import pandas as pd
+        >>> from kernelmaps import GroupLassoMKLRegressor
+        >>> rng = np.random.default_rng(0)
+        >>> X = pd.DataFrame(rng.standard_normal((300, 4)), columns=["a", "b", "c", "d"])
+        >>> y = np.sin(2 * X["a"]) + np.cos(X["b"])
+        >>> reg = GroupLassoMKLRegressor({"signal": ["a", "b"], "noise": ["c", "d"]},
+        ...                              n_components=32, random_state=0).fit(X, y)
+        >>> weights = reg.kernel_weights_frame()
+        >>> weights.columns.tolist(), weights.index.tolist()
+        (['signal', 'noise'], ['y'])
+        >>> bool(weights.loc["y", "signal"] > weights.loc["y", "noise"])
+        True
+        """
+        check_is_fitted(self)
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("kernel_weights_frame needs pandas, which is not installed: "
+                              "install pandas, or read kernel_weights_ (columns in the order "
+                              "of group_names_)") from None
+        labels, name = self._weight_rows()
+        return pd.DataFrame(np.atleast_2d(self.kernel_weights_), index=pd.Index(labels, name=name),
+                            columns=pd.Index(list(self.group_names_), name="group"))
+
+    def _weight_rows(self):
+        """Row labels of :meth:`kernel_weights_frame` and the name of its index."""
+        return ["y"], "target"
 
     # -- predict -----------------------------------------------------------------
 
@@ -305,7 +300,6 @@ class GroupLassoMKL(RegisteredEstimator, BaseEstimator):
         return tags
 
 
-
 class GroupLassoMKLClassifier(ClassifierMixin, OneVsRestFitMixin, GroupLassoMKL):
     """Multiple kernel learning classifier: group lasso on random Fourier features.
 
@@ -325,16 +319,20 @@ class GroupLassoMKLClassifier(ClassifierMixin, OneVsRestFitMixin, GroupLassoMKL)
     classes_ : ndarray of shape (n_classes,)
     group_norms_, kernel_weights_, coef_, intercept_
         As in :class:`GroupLassoMKL`: one row (or entry) per class for more
-        than two classes. The other attributes are those listed there.
+        than two classes; for two classes one problem, scoring ``classes_[1]``
+        positive. The other attributes are those listed there.
 
     Examples
     --------
+    >>> import numpy as np
     >>> from kernelmaps import GroupLassoMKLClassifier
     >>> from kernelmaps.datasets import make_planted_groups
     >>> X, y, groups, informative = make_planted_groups(600, random_state=0)
     >>> clf = GroupLassoMKLClassifier(groups, n_components=64, random_state=0).fit(X, y)
     >>> clf.group_norms_.shape
     (10,)
+    >>> clf.group_names_[:3].tolist()
+    ['group0', 'group1', 'group2']
     >>> sorted(np.argsort(clf.group_norms_)[-3:].tolist()) == informative.tolist()
     True
     """
@@ -345,6 +343,11 @@ class GroupLassoMKLClassifier(ClassifierMixin, OneVsRestFitMixin, GroupLassoMKL)
 
     def _fit_targets(self, X, T, labels):
         self._fit(X, np.ascontiguousarray(T), labels, self._check_params())
+
+    def _weight_rows(self):
+        # two classes share one problem, which scores classes_[1] positive
+        labels = self.classes_ if len(self.classes_) > 2 else self.classes_[1:]
+        return list(labels), "class"
 
     def decision_function(self, X):
         """Scores: shape (n_samples,) for two classes, else (n_samples, n_classes)."""
@@ -393,6 +396,7 @@ class GroupLassoMKLRegressor(RegressorMixin, RegressionFitMixin, GroupLassoMKL):
     Attributes
     ----------
     group_norms_, kernel_weights_ : ndarray of shape (n_groups,)
+        One entry per kernel, in the order of ``group_names_``.
     coef_ : ndarray of shape (n_random_features,)
     intercept_ : float
         The other attributes are those of :class:`GroupLassoMKL`.

@@ -362,3 +362,29 @@ def group_lasso_path(products, loss, bounds, alphas, intercept, F_val, T_val, *,
             val_loss[-1] > min(val_loss) else 0
     return GroupLassoPath(coefs, intercepts, np.asarray(norms_path), np.asarray(val_loss),
                           np.asarray(val_se), converged, residuals)
+
+
+def select_alpha(validation_loss, validation_loss_se, rule):
+    """Index of the chosen alpha on a path of decreasing alphas.
+
+    Parameters
+    ----------
+    validation_loss, validation_loss_se : ndarray of shape (n_solved,)
+        The mean held-out loss at each alpha, in the path's (decreasing) order,
+        and its standard error.
+    rule : {'min', 'one_se'}
+        ``'min'``: the smallest validation loss (the first, i.e. largest,
+        alpha on a tie). ``'one_se'``: the first (largest) alpha whose
+        validation loss is at most the minimum plus the standard error at the
+        minimum. The minimum itself passes that test, so ``'one_se'`` never
+        returns a later (smaller) alpha than ``'min'``.
+
+    Returns
+    -------
+    int
+    """
+    best = int(np.argmin(validation_loss))
+    if rule == "one_se":
+        threshold = validation_loss[best] + validation_loss_se[best]
+        best = int(np.flatnonzero(validation_loss <= threshold)[0])
+    return best
