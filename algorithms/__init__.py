@@ -15,6 +15,7 @@ import importlib
 import pkgutil
 from importlib.metadata import PackageNotFoundError, version
 
+from . import _threads  # noqa: F401  (registers the threadpoolctl controller of our threads)
 from . import datasets
 from ._base import REGISTRY as ALGORITHMS
 from ._base import FeatureMap, KernelName, RegisteredEstimator  # noqa: F401  (the extension API)

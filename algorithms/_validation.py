@@ -11,9 +11,11 @@ allocated; a refit forgets everything the previous fit learned.
 import math
 import numbers
 import os
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.validation import validate_data
 
 FLOAT_DTYPES = (np.float64, np.float32)
@@ -216,6 +218,12 @@ def check_regression_targets(estimator, y, classifier):
     names ``classifier``, the estimator to use for class labels.
     """
     y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        # scikit-learn's rule for an estimator of one target: take the column, and say so
+        warnings.warn(f"{type(estimator).__name__} fits one target: a column-vector y of shape {y.shape} was "
+                      "passed, and is used as its 1-D column; predictions are 1-D", DataConversionWarning,
+                      stacklevel=3)
+        y = y[:, 0]
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D, got shape {y.shape}")
     if y.dtype.kind in "OUS":

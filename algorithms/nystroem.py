@@ -1,6 +1,8 @@
 """The Nyström method: kernel features from the Gram matrix of a few landmarks."""
 
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
@@ -58,7 +60,9 @@ class Nystroem(FeatureMap):
     Parameters
     ----------
     n_components : int, default=100
-        Number of landmarks m, the output width.
+        Number of landmarks m, the output width. A landmark rule asked for more
+        landmarks than the rows fitted uses every row once, with a warning, and
+        ``n_components_`` says how many it used.
     kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'polynomial', 'exponential'}
         See :mod:`kernelmaps._kernels`. Once fitted, ``self.kernel(X, Y)`` evaluates
         the exact kernel.
@@ -71,8 +75,7 @@ class Nystroem(FeatureMap):
     landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
         * ``'uniform'``: ``m`` distinct training rows, ``rng.permutation(n)[:m]``
           with a ``RandomState``: the same seed picks the same landmarks as
-          scikit-learn's ``Nystroem``. When ``m > n`` the remaining landmarks are
-          repeats (drawn uniformly), which the eigenvalue floor absorbs.
+          scikit-learn's ``Nystroem``.
         * ``'kmeans'``: the centres of scikit-learn's ``KMeans`` with ``m``
           clusters (one k-means++ initialization, seeded from ``random_state``),
           Zhang, Tsang & Kwok (2008).
@@ -87,7 +90,10 @@ class Nystroem(FeatureMap):
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components, n_features), float64
+    n_components_ : int
+        The number of landmarks used: ``n_components``, or the number of rows
+        fitted when that is smaller (see ``n_components``).
+    components_ : ndarray of shape (n_components_, n_features), float64
         The landmarks.
     component_indices_ : ndarray of int or None
         Training rows used as landmarks (``None`` for k-means or given landmarks).
@@ -173,6 +179,12 @@ class Nystroem(FeatureMap):
         kernel, degree, coef0 = check_kernel_params(self.kernel, self.degree, self.coef0)
         m = self.n_components_
         n = X.shape[0]
+        if m > n and isinstance(self.landmarks, str):
+            # More landmarks than rows would repeat rows: the map would have m columns
+            # of rank at most n. Use every row once instead, as scikit-learn does.
+            warnings.warn(f"n_components={m} is larger than the {n} rows fitted: using every row as a "
+                          f"landmark, n_components_={n}", UserWarning, stacklevel=3)
+            m = self.n_components_ = n
         rule = check_landmarks(self.landmarks, m, X.shape[1])
         self.kernel_ = kernel
         self.degree_ = degree

@@ -1,5 +1,7 @@
 """Nyström: the block kernel against NumPy, the map against scikit-learn and its kernel."""
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.kernel_approximation import Nystroem as SkNystroem
@@ -81,12 +83,18 @@ def test_error_falls_with_m_and_is_exact_with_every_point(cloud):
     assert errs[0] > errs[1] > errs[2]
     X = cloud[:80]
     assert nystroem_error(X, 80, GAMMA) < 1e-6
-    # more landmarks than points: repeats, absorbed by the eigenvalue floor
-    ny = Nystroem(100, gamma=GAMMA, random_state=0).fit(X)
-    assert ny.rank_ <= 80
+    # more landmarks than points: every point once, with a warning naming what was used
+    with pytest.warns(UserWarning, match=r"n_components=100 is larger than the 80 rows.*n_components_=80"):
+        ny = Nystroem(100, gamma=GAMMA, random_state=0).fit(X)
+    assert ny.n_components_ == ny.rank_ == 80
     Z = ny.transform(X)
-    assert Z.shape == (80, 100)
+    assert Z.shape == (80, 80)
+    assert list(ny.get_feature_names_out()) == [f"nystroem{i}" for i in range(80)]
     assert relative_frobenius_error(ny.kernel(X), Z=Z) < 1e-6
+    # given landmarks are taken as given, however many
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Nystroem(100, gamma=GAMMA, landmarks=cloud[:100]).fit(X).n_components_ == 100
 
 
 def test_duplicate_landmarks_survive(cloud):
