@@ -182,6 +182,7 @@ def sample_rows(X, n_rows=FIT_SAMPLE_ROWS, random_state=None, y=None):
     Examples
     --------
     >>> import dask.array as da
+    >>> from kernelmaps.dask import sample_rows
     >>> X = da.arange(20.0, chunks=5).reshape(10, 2)
     >>> sample_rows(X, 3, random_state=0)
     array([[ 4.,  5.],

@@ -139,8 +139,13 @@ def main(argv=None):
         print(table.text())
 
     failures = run.failures()
-    print(f"\n{len(failures)} failed benchmark value(s) (asv run exits 0 even so):" if failures
-          else "\nEvery benchmark value was measured or deliberately skipped.")
+    if failures:
+        print(f"\n{len(failures)} failed benchmark value(s) (asv run exits 0 even so):")
+    elif run.complete:
+        print("\nEvery benchmark value was measured or deliberately skipped.")
+    else:  # a run of selected benchmarks (--bench) or one cut short: say what it lacks
+        print(f"\nNo benchmark value failed; {len(run.missing)} of this commit's values were not run "
+              "(a partial run, e.g. --bench).")
     for key, combo in failures:
         print(f"  FAILED {describe_combo(key, combo)}")
     for w in registry.warnings:

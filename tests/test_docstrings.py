@@ -1,8 +1,8 @@
 """The docstrings' examples run, and every public name has one.
 
 Each module of the package (and of ``kernelmaps.datasets``) gets a test that runs
-its doctests; the examples print shapes and rounded numbers only, so they hold on
-any machine.
+its doctests, each docstring's from an empty namespace, as a user pastes it. The
+examples print shapes and rounded numbers only, so they hold on any machine.
 """
 
 import doctest
@@ -27,9 +27,11 @@ def _module_names():
 
 
 @pytest.mark.parametrize("module_name", _module_names())
-def test_doctests_pass(module_name):
+def test_doctests_pass_from_an_empty_namespace(module_name):
+    """Each docstring's examples run as pasted alone into a new interpreter: they
+    import what they use (an empty ``globs``, not the module's namespace)."""
     module = importlib.import_module(module_name)
-    result = doctest.testmod(module, optionflags=OPTIONS, verbose=False, report=False)
+    result = doctest.testmod(module, globs={}, optionflags=OPTIONS, verbose=False, report=False)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {module_name}"
 
 

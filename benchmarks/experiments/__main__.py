@@ -3,14 +3,17 @@
 Usage (from the root of a clone)::
 
     python -m benchmarks.experiments list
-    python -m benchmarks.experiments run NAME [NAME ...] [--quick] [--out DIR]
-    python -m benchmarks.experiments all [--quick] [--out DIR]
+    python -m benchmarks.experiments run NAME [NAME ...] [--quick] [--out DIR | --record]
+    python -m benchmarks.experiments all [--quick] [--out DIR | --record]
     python -m benchmarks.experiments table [--write]
 
 ``run`` and ``all`` write ``DIR/NAME/{NAME.csv, NAME.png, verdict.md, result.json}``
-(default ``benchmarks/experiments/results``) and print each verdict. ``--quick``
-runs each experiment at reduced sizes (its declared quick settings); without it,
-the paper's sizes. ``table`` prints the README's "Measured" table built from the
+and print each verdict. ``DIR`` is ``.asv/experiments`` by default, which git
+ignores, so trying an experiment leaves the checkout clean; ``--record`` writes
+into ``benchmarks/experiments/results`` instead, the tracked results the README's
+table is built from. ``--quick`` runs each experiment at reduced sizes (its
+declared quick settings); without it, the paper's sizes. ``list`` names each
+experiment's recorded run time. ``table`` prints the README's "Measured" table built from the
 ``result.json`` files; ``--write`` puts it into README.md between its markers.
 Experiments marked "timed" measure speed: run them on an otherwise idle machine.
 """
@@ -18,6 +21,34 @@ Experiments marked "timed" measure speed: run them on an otherwise idle machine.
 import argparse
 import sys
 import time
+
+
+def _recorded_times(folder):
+    """``{name: 'quick 12 s; full 2.1 min (haswell: full 2.3 min)'}`` from the recorded results.
+
+    A results folder keeps the last recorded mode of each experiment and target, so
+    the mode not recorded there is named as such.
+    """
+    import json
+    from pathlib import Path
+
+    def duration(seconds):
+        return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+    found = {}
+    for path in sorted(Path(folder).glob("*/result.json")):
+        result = json.loads(path.read_text())
+        target = result.get("target", "host")
+        found.setdefault(result["name"], {})[target] = (result["mode"], result["seconds"])
+    times = {}
+    for name, by_target in found.items():
+        parts = []
+        for target, (mode, seconds) in sorted(by_target.items(), key=lambda kv: kv[0] != "host"):
+            other = "full" if mode == "quick" else "quick"
+            text = f"{mode} {duration(seconds)} ({other} not recorded)"
+            parts.append(text if target == "host" else f"{target} target: {text}")
+        times[name] = "; ".join(parts)
+    return times
 
 
 def main(argv=None):
@@ -32,18 +63,25 @@ def main(argv=None):
     every = sub.add_parser("all", help="run every experiment")
     for p in (run, every):
         p.add_argument("--quick", action="store_true", help="reduced sizes (the declared quick settings)")
-        p.add_argument("--out", default=str(fw.DEFAULT_OUTPUT), help="output folder (default: %(default)s)")
+        where = p.add_mutually_exclusive_group()
+        where.add_argument("--out", default=str(fw.DEFAULT_OUTPUT),
+                           help="output folder (default: %(default)s, untracked)")
+        where.add_argument("--record", action="store_true",
+                           help=f"write into the tracked results, {fw.RECORDED}, that the README's table is built from")
     table = sub.add_parser("table", help="the README's Measured table from the results")
     table.add_argument("--write", action="store_true", help="write it into README.md")
-    table.add_argument("--out", default=str(fw.DEFAULT_OUTPUT), help="results folder (default: %(default)s)")
+    table.add_argument("--out", default=str(fw.RECORDED), help="results folder (default: %(default)s)")
     args = parser.parse_args(argv)
 
     experiments = fw.registry()
     if args.verb == "list":
+        recorded = _recorded_times(fw.RECORDED)
         for name, spec in experiments.items():
             print(f"{name}{' (timed)' if spec.timed else ''}\n    {spec.paper}, {spec.source}: {spec.claim}\n"
-                  f"    paper: {spec.paper_value}")
+                  f"    paper: {spec.paper_value}\n    recorded run time: {recorded.get(name, 'none recorded')}")
         return 0
+    if getattr(args, "record", False):
+        args.out = str(fw.RECORDED)
     if args.verb == "table":
         from benchmarks.experiments import measured
 

@@ -28,9 +28,13 @@ from pathlib import Path
 
 from benchmarks.machine import forced_target
 
-#: Where results go unless ``--out`` says otherwise (kept in git: the README's
-#: "Measured" table is generated from these files).
-DEFAULT_OUTPUT = Path(__file__).resolve().parent / "results"
+#: The recorded results, kept in git: the README's "Measured" table is generated
+#: from these files, so only ``run --record`` writes here.
+RECORDED = Path(__file__).resolve().parent / "results"
+
+#: Where a run writes unless told otherwise: untracked (``.asv/`` is ignored by
+#: git), so that trying an experiment leaves the checkout clean.
+DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / ".asv" / "experiments"
 
 #: The verdicts an experiment may give.
 STATUSES = ("holds", "partly holds", "does not hold")
@@ -172,6 +176,21 @@ def figure(ncols=1, nrows=1, width=5.0, height=3.6):
     import matplotlib.pyplot as plt
 
     return plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+
+
+def width_axis(ax, widths, axis="x"):
+    """Mark a log-scaled axis at exactly ``widths``, labelled as plain integers.
+
+    Matplotlib's default log ticks label the minor ticks too once the range spans
+    less than a few decades, and their labels overlap at the report's size.
+    """
+    from matplotlib.ticker import FixedLocator, NullFormatter, NullLocator
+
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    target.set_major_locator(FixedLocator(list(widths)))
+    target.set_major_formatter(lambda value, _: f"{value:g}")
+    target.set_minor_locator(NullLocator())
+    target.set_minor_formatter(NullFormatter())
 
 
 def _format_settings(settings):

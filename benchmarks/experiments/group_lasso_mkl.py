@@ -84,16 +84,21 @@ def gl_planted(run):
     n_groups = sum(key.startswith("norm_") for key in rows[0])
     fig, axes = figure(2, 1)
     for ax, rule in zip(axes[0], ("min", "one_se")):
-        for r in (r for r in rows if r["rule"] == rule):
+        runs = [r for r in rows if r["rule"] == rule]
+        for i, r in enumerate(runs):
+            # One column of points per group, each seed shifted a little: lines between
+            # groups would join unrelated categories.
+            offset = 0.5 * (i + 0.5) / len(runs) - 0.25
             informative = set(map(int, r["informative"].split()))
             norms = [r[f"norm_{g}"] for g in range(n_groups)]
-            ax.plot(range(n_groups), norms, "-", color="0.7", lw=0.8)
-            ax.scatter([g for g in range(n_groups) if g in informative],
-                       [norms[g] for g in range(n_groups) if g in informative], color="C2", zorder=3)
-            ax.scatter([g for g in range(n_groups) if g not in informative],
-                       [norms[g] for g in range(n_groups) if g not in informative], color="C3", marker="x", zorder=3)
+            ax.scatter([g + offset for g in range(n_groups) if g in informative],
+                       [norms[g] for g in range(n_groups) if g in informative], color="C2", s=14, zorder=3)
+            ax.scatter([g + offset for g in range(n_groups) if g not in informative],
+                       [norms[g] for g in range(n_groups) if g not in informative], color="C3", marker="x", s=14,
+                       zorder=3)
+        ax.set_xticks(range(n_groups))
         ax.set(xlabel="group", ylabel="‖w_g‖", title=f"α by the {'minimum' if rule == 'min' else 'one-SE'} rule "
-               "(green: informative)")
+               f"(green: informative; {len(runs)} seeds)")
     run.save_figure(fig)
 
     def rule_rows(rule):

@@ -1,6 +1,6 @@
 """Random Fourier features (Rahimi & Recht, NIPS 2007): kernel error, speed, downstream accuracy."""
 
-from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._framework import experiment, figure, width_axis
 
 
 def _standardized(name, n_rows=None, seed=0):
@@ -59,6 +59,7 @@ def rff_error(run):
     ax.loglog(s["widths"], [mean["kernelmaps rff", D0] * (D0 / D) ** 0.5 for D in s["widths"]], "k:",
               label="1/√D from the first point")
     ax.set(xlabel="D (features)", ylabel="relative Frobenius error", title=f"{s['dataset']}, {s['rows']} rows")
+    width_axis(ax, s["widths"])
     ax.legend()
     run.save_figure(fig)
 
