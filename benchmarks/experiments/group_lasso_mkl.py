@@ -97,7 +97,7 @@ def gl_planted(run):
                        [norms[g] for g in range(n_groups) if g not in informative], color="C3", marker="x", s=14,
                        zorder=3)
         ax.set_xticks(range(n_groups))
-        ax.set(xlabel="group", ylabel="‖w_g‖", title=f"α by the {'minimum' if rule == 'min' else 'one-SE'} rule "
+        ax.set(xlabel="group", ylabel="‖w_g‖", title=f"α by the {'minimum' if rule == 'min' else 'one-SE'} rule\n"
                f"(green: informative; {len(runs)} seeds)")
     run.save_figure(fig)
 
