@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from .._fastmath import FASTMATH
-from ..pegasos import _active_pairs, _hinge_margins, _scaled_norm
+from .pegasos_kernels import _active_pairs, _hinge_margins, _scaled_norm
 
 __all__ = ["MIN_SCALE", "pegasos_sparse_steps"]
 
