@@ -31,7 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import RegisteredEstimator, classes_from_scores
 from ._targets import OneVsRestFitMixin, RegressionFitMixin
-from ._validation import check_fraction, check_input, check_integer, check_positive
+from ._validation import check_bool, check_fraction, check_input, check_integer, check_positive
 
 #: Factors of the heuristic scales tried before L-BFGS starts (one objective
 #: evaluation each): the descent starts from the best.
@@ -96,8 +96,7 @@ class ScaleLearnerBase(RegisteredEstimator, BaseEstimator):
         max_iter = check_integer(self.max_iter, "max_iter", minimum=1)
         tol = check_positive(self.tol, "tol", allow_zero=True)
         penalty = check_positive(self.scale_penalty, "scale_penalty", allow_zero=True)
-        if not isinstance(self.per_dimension, (bool, np.bool_)):
-            raise ValueError(f"per_dimension must be True or False, got {self.per_dimension!r}")
+        check_bool(self.per_dimension, "per_dimension")
         self._check_params(X)
         rng = check_random_state(self.random_state)
         n = X.shape[0]

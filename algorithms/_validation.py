@@ -192,6 +192,13 @@ def check_n_components(value, name="n_components", minimum=1):
     return check_integer(value, name, minimum)
 
 
+def check_bool(value, name):
+    """``value`` as a ``bool``; anything but a Python or NumPy boolean is refused by name."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_choice(value, name, choices):
     """Reject a string option outside ``choices``."""
     if not isinstance(value, str) or value not in choices:

@@ -15,8 +15,8 @@ from ._kernel_params import FittedKernelMixin
 from ._kernels import GAMMA_SAMPLE_SEED, check_kernel_params, exact_kernel, resolve_gamma
 from ._solvers.platt import class_probabilities, fit_sigmoids
 from ._solvers.svm_dual import SOLVER_VECTORS, _Solver
-from ._validation import (check_choice, check_fits_in_memory, check_input, check_n_components, check_positive,
-                          clear_fitted_state)
+from ._validation import (check_bool, check_choice, check_fits_in_memory, check_input, check_n_components,
+                          check_positive, clear_fitted_state)
 from ._sample_weights import box_constraints, check_class_weight, svm_row_weights
 
 __all__ = ["KernelSVC"]
@@ -60,12 +60,6 @@ def _decision_values(X, support_vectors, dual_coef, intercept, kernel_params):
         return np.zeros((X.shape[0], dual_coef.shape[0]))
     K = exact_kernel(np.asarray(X, dtype=np.float64), support_vectors, **kernel_params)
     return K @ dual_coef.T + intercept
-
-
-def _check_bool(value, name):
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
 
 
 class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEstimator):
@@ -284,8 +278,8 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
         if self.selection == "second_order" and not self.fit_intercept:
             raise ValueError("selection='second_order' solves LIBSVM's dual, whose bias is free; "
                              "fit_intercept=False needs selection='greedy'")
-        shrinking = _check_bool(self.shrinking, "shrinking")
-        probability = _check_bool(self.probability, "probability")
+        shrinking = check_bool(self.shrinking, "shrinking")
+        probability = check_bool(self.probability, "probability")
         check_class_weight(self.class_weight)
         selection = self.selection
         if selection == "auto":
