@@ -140,7 +140,7 @@ def test_a_compare_finds_an_injected_slowdown(tmp_path):
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
     slow = inject(clone, "rff", 3.0)
     pattern = r"FeatureMaps\.time_transform\('(rff|orf)', 'banana'"
-    results = compare("HEAD", slow, pattern, budget_minutes=0.1, max_rounds=3, samples=3, progress=False,
+    results = compare("HEAD", slow, pattern, budget_minutes=0.5, max_rounds=5, samples=3, progress=False,
                       repo=clone)
     verdicts = {row["key"]: row["verdict"] for row in results[0]}
     assert set(verdicts) and all("banana" in key for key in verdicts)
