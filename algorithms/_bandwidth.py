@@ -41,7 +41,8 @@ def resolve_gamma(gamma, X, kernel, rng, n_sample=GAMMA_SAMPLE_ROWS):
     * ``'scale'``: ``1 / (n_features * X.var())``, scikit-learn's rule (1.0 if the
       variance is 0, i.e. every entry of ``X`` is the same number).
     * ``'median'``: ``s`` = the median pairwise distance of up to ``n_sample``
-      sampled rows; ``gamma = 1/(2 s^2)`` (Euclidean), ``1/s`` (L1).
+      sampled rows; ``gamma = 1/(2 s^2)`` (Euclidean), ``1/s`` (L1). For
+      ``'matern'``, whose length-scale is ``1 / sqrt(2 gamma)``, that is ``l = s``.
     * ``'knn50'``: Yu et al.'s rule: ``s`` = the mean distance to the 50th nearest
       neighbour among ``n_sample`` sampled rows; ``gamma = 2/s^2`` (Euclidean),
       ``2/s`` (L1).

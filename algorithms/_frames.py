@@ -17,7 +17,7 @@ import numpy as np
 
 #: The shift-invariant kernels of the vocabulary of :mod:`kernelmaps._kernels`,
 #: defined here because the bandwidth heuristics need them too.
-SHIFT_INVARIANT = ("gaussian", "laplacian", "cauchy")
+SHIFT_INVARIANT = ("gaussian", "laplacian", "cauchy", "matern")
 
 
 def shift_invariant_frame(A):
@@ -58,7 +58,8 @@ def to_frame(A, center, scale, dtype):
 def frame_gamma(kernel, gamma, scale, dtype):
     """The bandwidth that gives ``k`` on data divided by ``scale``.
 
-    ``gamma s^2`` for the Gaussian and Cauchy kernels (squared differences),
+    ``gamma s^2`` for the Gaussian, Cauchy and Matérn kernels (squared differences; Matérn's
+    block ``gamma`` is ``4 nu gamma``, see :func:`kernelmaps._kernels.block_scalars`),
     ``gamma s`` for the Laplacian and the hyperbolic secant (absolute ones). Clamped to the dtype's largest number: an
     infinite bandwidth would turn ``gamma * 0`` on the diagonal into NaN, while
     the clamped one still gives ``exp(-huge * t) = 0`` for ``t > 0``

@@ -8,6 +8,8 @@ name          k(x, y)                                     family
 gaussian      ``exp(-gamma ||x - y||_2^2)`` (alias rbf)    shift-invariant
 laplacian     ``exp(-gamma ||x - y||_1)``                  shift-invariant
 cauchy        ``prod_j 1 / (1 + gamma (x_j - y_j)^2)``     shift-invariant
+matern        ``2^(1-nu)/Gamma(nu) s^nu K_nu(s)``,         shift-invariant
+              ``s = 2 sqrt(nu gamma) ||x - y||_2``
 polynomial    ``(gamma <x, y> + coef0)^degree``            dot-product
 exponential   ``exp(gamma <x, y>)``                        dot-product
 ============  ==========================================  =================
@@ -37,6 +39,15 @@ additive map of Vedaldi & Zisserman approximates (scikit-learn's
 ``-sum (x - y)^2 / (x + y)``). Both need ``x >= 0``; a coordinate with
 ``x_j + y_j = 0`` contributes 0.
 
+The Matérn kernel (smoothness ``nu > 0``, default 1.5) has the length-scale
+``l = 1 / sqrt(2 gamma)``: it is scikit-learn's ``Matern(length_scale=l, nu=nu)``
+at ``gamma = 1 / (2 l^2)``, tends to the Gaussian of the same ``gamma`` as
+``nu -> inf``, and is ``exp(-sqrt(2 gamma) ||x - y||_2)`` at ``nu = 1/2`` (in one
+dimension the Laplacian of ``gamma' = sqrt(2 gamma)``). Half-integer ``nu`` (1/2,
+3/2, 5/2, ... up to 17/2) are closed forms in :func:`kernel_block`; any other
+``nu`` goes through ``scipy.special.kve`` on each row block
+(:mod:`kernelmaps._matern`).
+
 The Cauchy kernel is normalized to ``k(0) = 1``; the table of Rahimi & Recht (2007)
 prints ``prod 2/(1+d^2)``, whose value at 0 is ``2^d`` and which is not what their
 spectral density ``prod e^{-|w_j|}/2`` transforms to.
@@ -53,50 +64,32 @@ References
 Rahimi, A. and Recht, B. Random features for large-scale kernel machines. NIPS 2007.
 """
 
-import numbers
-
 import numpy as np
 from numba import njit
 
 from ._bandwidth import GAMMA_SAMPLE_SEED, resolve_gamma  # noqa: F401  (the estimators import them from here)
 from ._fastmath import FASTMATH, vexp
 from ._fastmath_arrays import all_finite
-from ._frames import (SHIFT_INVARIANT, check_non_negative, check_skewedness, dtype_gamma, frame_gamma,
+from ._frames import (SHIFT_INVARIANT, check_non_negative, check_skewedness, dtype_gamma, frame_gamma,  # noqa: F401
                       shift_invariant_frame, skewed_log, to_frame)
+# the names and parameter checks, for the modules that import them from here
+from ._kernel_names import (ALL_KERNELS, CHI2_KERNELS, KERNELS, SKEWED_KERNELS, _SKEWED_INNER,  # noqa: F401
+                            _as_pair, _check_degree, canonical_kernel, check_kernel_params)
+from ._matern import MATERN_DISTANCE_CODE, check_nu, matern_code, matern_from_distance  # noqa: F401
 from ._parallel import block_rows, run_row_blocks
 from ._validation import FeatureOverflowError
 
-KERNELS = ("gaussian", "laplacian", "cauchy", "polynomial", "exponential")
-#: Kernels of ``log(x + skewedness)`` (Li, Ionescu & Sminchisescu, DAGM 2010).
-SKEWED_KERNELS = ("skewed_chi2", "skewed_intersection")
-#: Chi-squared kernels of non-negative histograms.
-CHI2_KERNELS = ("chi2", "additive_chi2")
-#: The :data:`KERNEL_CODES` kernel each skewed kernel is on ``log(x + c)``.
-_SKEWED_INNER = {"skewed_chi2": "sech", "skewed_intersection": "laplacian"}
-#: Every name :func:`exact_kernel` evaluates.
-ALL_KERNELS = KERNELS + SKEWED_KERNELS + CHI2_KERNELS
-_ALIASES = {"rbf": "gaussian"}
-
-
-def canonical_kernel(kernel, allowed=KERNELS):
-    """Return the canonical name of ``kernel`` (``'rbf'`` -> ``'gaussian'``).
-
-    Raises ``ValueError`` naming the allowed kernels for anything else.
-    """
-    if not isinstance(kernel, str):
-        raise ValueError(f"kernel must be a string, one of {list(allowed)}, got {kernel!r}")
-    name = _ALIASES.get(kernel.lower(), kernel.lower())
-    if name not in allowed:
-        raise ValueError(f"kernel must be one of {list(allowed)}, got {kernel!r}")
-    return name
-
 
 # ------------------------------------------------------------------ kernels
-KERNEL_CODES = {"gaussian": 0, "exponential": 1, "polynomial": 2, "laplacian": 3, "cauchy": 4,
-                "sech": 5, "chi2": 6, "additive_chi2": 7}
+#: Block codes of the kernels with one code; Matérn's (3 or 4) depends on ``nu``
+#: (:func:`kernelmaps._matern.matern_code`, :func:`block_scalars`).
+KERNEL_CODES = {"gaussian": 0, "exponential": 1, "polynomial": 2, "laplacian": 5, "cauchy": 6,
+                "sech": 7, "chi2": 8, "additive_chi2": 9}
 #: Codes up to this one start from the BLAS product ``X V^T`` (see
 #: :func:`kernel_block`); the L1 and Cauchy kernels after it have no BLAS form.
-LAST_BLAS_KERNEL_CODE = 2
+LAST_BLAS_KERNEL_CODE = 4
+#: Code of a user's Gram matrix read through :func:`kernel_block` (see there).
+PRECOMPUTED_CODE = 10
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
@@ -105,7 +98,7 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
 
     For the dot-product-based kernels (``code`` 0-2) ``G`` holds the BLAS product
     ``X V^T`` on entry and this is its element-wise epilogue; the L1 and Cauchy
-    kernels (``code`` 3-4) have no BLAS form and are computed here from ``X`` and
+    kernels (``code`` 5-6) have no BLAS form and are computed here from ``X`` and
     ``V``. Serial and ``nogil``: it runs on one row block of a thread pool.
 
     Parameters
@@ -116,13 +109,21 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
     sq_v : ndarray of shape (m,), same dtype, ``|v_j|^2``
     code : int
         0 gaussian ``exp(-g |x-v|^2)``, 1 exponential ``exp(g <x,v>)``,
-        2 polynomial ``(g <x,v> + c)^p``, 3 laplacian ``exp(-g |x-v|_1)``,
-        4 cauchy ``prod 1/(1 + g (x_k-v_k)^2)``, 5 hyperbolic secant
-        ``prod sech(g (x_k - v_k))`` (the skewed chi2 kernel on ``log(x + c)``),
-        6 chi2 ``exp(-g sum (x_k-v_k)^2/(x_k+v_k))``, 7 additive chi2
-        ``sum 2 x_k v_k/(x_k+v_k)`` (6 and 7 on non-negative data).
+        2 polynomial ``(g <x,v> + c)^p``, 3 Matérn of half-integer order
+        ``nu = p + 1/2``: ``exp(-s) sum_k a_k s^k`` with ``s = sqrt(g |x-v|^2)``
+        (``g = 4 nu gamma``; Rasmussen & Williams eq. 4.16), 4 the Matérn
+        distance ``s`` alone (finished by
+        :func:`kernelmaps._matern.matern_from_distance`), 5 laplacian
+        ``exp(-g |x-v|_1)``, 6 cauchy ``prod 1/(1 + g (x_k-v_k)^2)``, 7 hyperbolic
+        secant ``prod sech(g (x_k - v_k))`` (the skewed chi2 kernel on
+        ``log(x + c)``), 8 chi2 ``exp(-g sum (x_k-v_k)^2/(x_k+v_k))``, 9 additive
+        chi2 ``sum 2 x_k v_k/(x_k+v_k)`` (8 and 9 on non-negative data), 10 a
+        precomputed Gram matrix: ``V``'s rows are rows of the Gram matrix and the
+        last entry of each row of ``X`` is the column it reads, ``G[i, j] =
+        V[j, int(X[i, -1])]`` (the exact SVM's columns of a user's kernel).
     gamma, coef0 : scalars of the dtype
     degree : int
+        The polynomial degree (code 2), or ``p`` (code 3).
 
     References
     ----------
@@ -133,6 +134,11 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
     d = X.shape[1]
     zero = gamma - gamma
     one = gamma / gamma
+    # the Matérn polynomial's coefficients: a_0 = 1, a_(k+1) = a_k 2 (p - k) / ((2p - k)(k + 1))
+    coefs = np.full(degree + 1 if code == 3 else 1, one)
+    if code == 3:
+        for k in range(degree):
+            coefs[k + 1] = coefs[k] * ((2.0 * (degree - k)) / ((2.0 * degree - k) * (k + 1.0)))
     for i in range(n):
         row = G[i]
         x = X[i]
@@ -158,7 +164,22 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
                 for _ in range(degree):
                     acc *= base
                 row[j] = acc
-        elif code == 3:
+        elif code == 3 or code == 4:
+            sq_x = zero
+            for k in range(d):
+                sq_x += x[k] * x[k]
+            for j in range(m):
+                t = sq_x + sq_v[j] - (row[j] + row[j])
+                t = zero if t < zero else t
+                row[j] = np.sqrt(gamma * t)
+            if code == 3:
+                for j in range(m):
+                    s = row[j]
+                    acc = coefs[degree]
+                    for k in range(degree - 1, -1, -1):
+                        acc = acc * s + coefs[k]
+                    row[j] = acc * vexp(-s)
+        elif code == 5:
             for j in range(m):
                 v = V[j]
                 s = zero
@@ -167,7 +188,7 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
                 row[j] = s
             for j in range(m):
                 row[j] = vexp(-gamma * row[j])
-        elif code == 4:
+        elif code == 6:
             for j in range(m):
                 v = V[j]
                 p = one
@@ -175,7 +196,7 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
                     t = x[k] - v[k]
                     p *= one + gamma * t * t
                 row[j] = one / p
-        elif code == 5:
+        elif code == 7:
             two = one + one
             for j in range(m):
                 v = V[j]
@@ -185,7 +206,7 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
                     e = vexp(-gamma * abs(x[k] - v[k]))
                     p *= two * e / (one + e * e)
                 row[j] = p
-        elif code == 6:
+        elif code == 8:
             half = one / (one + one)
             for j in range(m):
                 v = V[j]
@@ -196,7 +217,7 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
                     # half * t * (t / mean): neither t * t nor x + y can overflow
                     s += half * t * (t / mean) if mean > zero else zero
                 row[j] = vexp(-gamma * s)
-        else:
+        elif code == 9:
             half = one / (one + one)
             for j in range(m):
                 v = V[j]
@@ -206,47 +227,13 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
                     # 2 x y / (x + y) = x (y / mean), without the product x y
                     s += x[k] * (v[k] / mean) if mean > zero else zero
                 row[j] = s
+        else:
+            col = int(x[d - 1])
+            for j in range(m):
+                row[j] = V[j, col]
 
 
-def _as_pair(X, Y):
-    X = np.ascontiguousarray(X)
-    Y = X if Y is None else np.ascontiguousarray(Y)
-    if X.ndim != 2 or Y.ndim != 2:
-        raise ValueError(f"X and Y must be 2-D, got shapes {X.shape} and {Y.shape}")
-    if X.shape[1] != Y.shape[1]:
-        raise ValueError(
-            f"X and Y must have the same number of features, got {X.shape[1]} and {Y.shape[1]}"
-        )
-    dtype = np.float32 if (X.dtype == np.float32 and Y.dtype == np.float32) else np.float64
-    X = X.astype(dtype, copy=False)
-    Y = Y.astype(dtype, copy=False)
-    for name, A in (("X", X), ("Y", Y)):
-        if not np.isfinite(A).all():
-            raise ValueError(f"{name} contains NaN or infinity")
-    return X, Y, dtype
-
-
-def _check_degree(degree):
-    if isinstance(degree, (bool, np.bool_)) or not isinstance(degree, numbers.Integral) or degree < 0:
-        raise ValueError(f"degree must be a non-negative integer, got {degree!r}")
-    return int(degree)
-
-
-def check_kernel_params(kernel, degree, coef0):
-    """Validated ``(canonical kernel name, degree, coef0)`` of a kernel estimator.
-
-    Shared by the Nyström map and the exact baselines; raises ``ValueError`` naming
-    the bad parameter.
-    """
-    kernel = canonical_kernel(kernel, KERNELS)
-    degree = _check_degree(degree)
-    if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real) \
-            or not np.isfinite(coef0):
-        raise ValueError(f"coef0 must be a finite real number, got {coef0!r}")
-    return kernel, degree, float(coef0)
-
-
-def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0, skewedness=1.0):
+def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0, skewedness=1.0, nu=1.5):
     """Exact Gram matrix ``K[i, j] = k(X[i], Y[j])``.
 
     The shift-invariant kernels (and the skewed kernels, shift-invariant in
@@ -273,6 +260,9 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     skewedness : float
         The ``c`` of the skewed kernels, which read ``log(x + c)``; every entry of
         ``X`` and ``Y`` must exceed ``-c``.
+    nu : float, default=1.5
+        The Matérn smoothness (> 0); used only when ``kernel='matern'``, whose
+        length-scale is ``l = 1 / sqrt(2 gamma)``.
 
     Returns
     -------
@@ -306,6 +296,9 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     >>> np.round(exact_kernel(H, kernel="skewed_chi2", gamma=0.5, skewedness=1.0), 4)
     array([[1.    , 0.9697],
            [0.9697, 1.    ]])
+    >>> np.round(exact_kernel(X, kernel="matern", gamma=0.5, nu=1.5), 4)  # (1 + s) exp(-s), s = sqrt(3)
+    array([[1.    , 0.4834],
+           [0.4834, 1.    ]])
     """
     kernel = canonical_kernel(kernel, ALL_KERNELS)
     gamma = float(gamma)
@@ -313,6 +306,8 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
         raise ValueError(f"gamma must be finite and > 0, got {gamma}")
     if kernel == "polynomial":
         degree = _check_degree(degree)
+    if kernel == "matern":
+        nu = check_nu(nu)
     X, Y, dtype = _as_pair(X, Y)
     same = Y is X
     if kernel in SKEWED_KERNELS:
@@ -323,7 +318,7 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     elif kernel in CHI2_KERNELS:
         for name, A in (("X", X), ("Y", Y)):
             check_non_negative(A, name, kernel)
-    return gram_matrix(X, None if same else Y, kernel, gamma, degree, coef0)
+    return gram_matrix(X, None if same else Y, kernel, gamma, degree, coef0, nu)
 
 
 def scaled_gram(X, Y, kernel, scales, skewedness):
@@ -362,8 +357,29 @@ def scaled_gram(X, Y, kernel, scales, skewedness):
 _FRAMED = SHIFT_INVARIANT + ("sech",)
 
 
-def gram_matrix(X, Y, kernel, gamma, degree, coef0):
-    """The Gram matrix of validated, same-dtype arrays for a :data:`KERNEL_CODES` name.
+def block_scalars(kernel, gamma, degree, coef0, nu, scale, dtype):
+    """``(code, gamma, coef0, degree)`` of :func:`kernel_block` for a kernel evaluated on data divided by ``scale``.
+
+    ``kernel`` is a :data:`KERNEL_CODES` name or ``'matern'``, whose code and
+    ``degree`` follow from ``nu`` and whose ``gamma`` becomes ``4 nu gamma``
+    (``s^2 = 4 nu gamma |x - y|^2``). ``scale`` is 1.0 outside a frame.
+    """
+    if kernel == "matern":
+        code, p = matern_code(nu)
+        return code, frame_gamma(kernel, 4.0 * nu * gamma, scale, dtype), dtype(coef0), p
+    p = int(degree) if kernel == "polynomial" else 0
+    return KERNEL_CODES[kernel], frame_gamma(kernel, gamma, scale, dtype), dtype(coef0), p
+
+
+def finish_block(G, code, nu):
+    """The Python step after :func:`kernel_block` (Matérn of a ``nu`` without closed form); in place."""
+    if code == MATERN_DISTANCE_CODE:
+        matern_from_distance(G, nu)
+    return G
+
+
+def gram_matrix(X, Y, kernel, gamma, degree, coef0, nu=1.5):
+    """The Gram matrix of validated, same-dtype arrays for a :data:`KERNEL_CODES` name or ``'matern'``.
 
     The body of :func:`exact_kernel` once the input is in the kernel's space
     (``log(x + c)`` for the skewed kernels). ``Y=None`` means ``Y = X``.
@@ -371,28 +387,27 @@ def gram_matrix(X, Y, kernel, gamma, degree, coef0):
     same = Y is None
     Y = X if same else Y
     dtype = X.dtype.type
-    code = KERNEL_CODES[kernel]
-    g = dtype_gamma(gamma, dtype)
+    scale = 1.0
     if kernel in _FRAMED:
         center, scale = shift_invariant_frame(Y)
         X = to_frame(X, center, scale, dtype)
         Y = X if same else to_frame(Y, center, scale, dtype)
-        g = frame_gamma(kernel, gamma, scale, dtype)
+    code, g, c0, p = block_scalars(kernel, gamma, degree, coef0, nu, scale, dtype)
     # the dot-product based kernels start from one (threaded) BLAS product
     G = X @ Y.T if code <= LAST_BLAS_KERNEL_CODE else np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
     sq_y = np.einsum("ij,ij->i", Y, Y)
-    c0, p = dtype(coef0), int(degree) if kernel == "polynomial" else 0
     step = block_rows(Y.shape[0] * G.itemsize)
     overflowed = []
 
     def work(start, stop):
         kernel_block(G[start:stop], X[start:stop], Y, sq_y, code, g, c0, p)
+        finish_block(G[start:stop], code, nu)
         # checked while the block is in cache, without an n x m mask of the whole Gram
         if not all_finite(G[start:stop]):
             overflowed.append(start)
 
     run_row_blocks(X.shape[0], step, work)
-    if kernel == "gaussian" and same:
+    if kernel in ("gaussian", "matern") and same:
         # exact 1 on the diagonal, whatever the cancellation in |x|^2 - 2<x,x> + |x|^2
         np.fill_diagonal(G, 1.0)
     if overflowed:

@@ -7,7 +7,7 @@ coefficients live on them.
 
 import numpy as np
 
-from ._kernels import exact_kernel
+from ._user_kernels import gram
 from ._rows import dense_rows
 from ._validation import check_choice
 
@@ -97,7 +97,7 @@ def leverage_indices(X, m, kernel_params, rng):
     n = X.shape[0]
     pool = np.sort(rng.permutation(n)[: min(n, LEVERAGE_POOL * m)])
     P = np.asarray(dense_rows(X, pool), dtype=np.float64)
-    scores, _ = ridge_leverage_scores(exact_kernel(P, None, **kernel_params), m)
+    scores, _ = ridge_leverage_scores(gram(P, None, kernel_params), m)
     positive = int((scores > 0).sum())
     if positive == 0:
         scores = np.ones_like(scores)
@@ -119,7 +119,7 @@ def choose_landmarks(X, m, rule, kernel_params, rng, indices=None):
     rule : str or ndarray
         A :func:`check_landmarks` result.
     kernel_params : dict
-        Of :func:`kernelmaps.exact_kernel` (for ``'leverage'``).
+        Of :func:`kernelmaps.exact_kernel`, or ``{"kernel": callable}`` (for ``'leverage'``).
     rng : RandomState
     indices : ndarray or None
         For ``'uniform'``, the rows drawn beforehand by :func:`uniform_indices`.

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParameter, RegisteredEstimator, classes_from_scores
 from ._kernel_params import FittedKernelMixin
-from ._kernels import check_kernel_params, exact_kernel, resolve_gamma
+from ._kernels import check_kernel_params, check_nu, exact_kernel, resolve_gamma
 from ._landmarks import check_landmarks, choose_landmarks, uniform_indices
 from ._parallel import n_worker_threads
 from ._rows import bandwidth_input
@@ -58,7 +58,7 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
     kernel = KernelParameter()
 
     def __init__(self, n_components=1000, *, alpha=1.0, kernel="gaussian", gamma="scale", degree=2,
-                 coef0=1.0, landmarks="uniform", max_iter=100, tol=1e-4, early_stopping=False,
+                 coef0=1.0, nu=1.5, landmarks="uniform", max_iter=100, tol=1e-4, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=5, verbose=False, random_state=None):
         self.n_components = n_components
         self.alpha = alpha
@@ -66,6 +66,7 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.nu = nu
         self.landmarks = landmarks
         self.max_iter = max_iter
         self.tol = tol
@@ -94,6 +95,7 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
         """
         self._check_solver_params()
         self.kernel_, self.degree_, self.coef0_ = check_kernel_params(self.kernel, self.degree, self.coef0)
+        self.nu_ = check_nu(self.nu)
         d = X.shape[1]
         n = X.shape[0] if n_rows is None else n_rows
         m = check_integer(self.n_components, "n_components")

@@ -7,7 +7,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
 from ._kernel_params import FittedKernelMixin
-from ._kernels import GAMMA_SAMPLE_SEED, check_kernel_params, exact_kernel, resolve_gamma
+from ._kernels import GAMMA_SAMPLE_SEED, check_kernel_params, check_nu, exact_kernel, resolve_gamma
+from ._user_kernels import (callable_gram, check_precomputed_columns, check_square_gram, drop_zero_weight_gram,
+                            user_kernel_kind)
 from ._sample_weights import check_sample_weight, class_row_weights, drop_zero_weights
 from ._targets import OneVsRestFitMixin, RegressionFitMixin
 from ._validation import check_fits_in_memory, check_input, check_positive, clear_fitted_state
@@ -22,12 +24,13 @@ class _KernelRidgeBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
 
     kernel = KernelParameter()
 
-    def __init__(self, alpha=1.0, *, kernel="gaussian", gamma="scale", degree=2, coef0=1.0):
+    def __init__(self, alpha=1.0, *, kernel="gaussian", gamma="scale", degree=2, coef0=1.0, nu=1.5):
         self.alpha = alpha
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.nu = nu
 
     def _solve(self, X, T, sample_weight=None):
         """Set the kernel attributes and ``dual_coef_ = (K + alpha I)^-1 T``.
@@ -40,12 +43,22 @@ class _KernelRidgeBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
         n = X.shape[0]
         # the Gram matrix and its Cholesky factor
         check_fits_in_memory(2 * 8 * n * n, f"n_samples={n}", "the exact kernel ridge Gram matrix")
-        self.kernel_, self.degree_, self.coef0_ = check_kernel_params(self.kernel, self.degree,
-                                                                      self.coef0)
-        self.X_fit_ = np.ascontiguousarray(X, dtype=np.float64)
-        self.gamma_ = resolve_gamma(self.gamma, self.X_fit_, self.kernel_,
-                                    np.random.RandomState(GAMMA_SAMPLE_SEED))
-        K = exact_kernel(self.X_fit_, None, **self._kernel_params())
+        kind = user_kernel_kind(self.kernel)
+        if kind == "precomputed":
+            self.kernel_, self.degree_, self.coef0_, self.nu_, self.gamma_, self.X_fit_ = (kind,) + (None,) * 5
+            K = check_square_gram(X).copy()
+        elif kind == "callable":
+            self.kernel_, self.degree_, self.coef0_, self.nu_, self.gamma_ = (kind,) + (None,) * 4
+            self.X_fit_ = np.ascontiguousarray(X, dtype=np.float64)
+            K = callable_gram(self.kernel, self.X_fit_)
+        else:
+            self.kernel_, self.degree_, self.coef0_ = check_kernel_params(self.kernel, self.degree,
+                                                                          self.coef0)
+            self.nu_ = check_nu(self.nu)
+            self.X_fit_ = np.ascontiguousarray(X, dtype=np.float64)
+            self.gamma_ = resolve_gamma(self.gamma, self.X_fit_, self.kernel_,
+                                        np.random.RandomState(GAMMA_SAMPLE_SEED))
+            K = exact_kernel(self.X_fit_, None, **self._kernel_params())
         root = None
         if sample_weight is not None:
             root = np.sqrt(sample_weight).reshape((-1,) + (1,) * (np.ndim(T) - 1))
@@ -65,8 +78,30 @@ class _KernelRidgeBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
     def _scores(self, X):
         check_is_fitted(self)
         X = check_input(self, X, reset=False)
-        K = exact_kernel(np.asarray(X, dtype=np.float64), self.X_fit_, **self._kernel_params())
+        if self.kernel_ == "precomputed":
+            K = check_precomputed_columns(X, self.n_features_in_, "predict")
+            columns = getattr(self, "fit_columns_", None)
+            K = K if columns is None else K[:, columns]
+        elif self.kernel_ == "callable":
+            K = callable_gram(self.kernel, X, self.X_fit_)
+        else:
+            K = exact_kernel(np.asarray(X, dtype=np.float64), self.X_fit_, **self._kernel_params())
         return K @ self.dual_coef_
+
+    def _drop_zero_weights(self, X, y, sample_weight):
+        """``drop_zero_weights``; a precomputed Gram matrix loses the rows' columns too (``fit_columns_``)."""
+        if user_kernel_kind(self.kernel) == "precomputed":
+            if X.shape[0] != X.shape[1]:
+                return X, y, sample_weight  # refused by _solve, after the class checks
+            X, y, sample_weight, self.fit_columns_ = drop_zero_weight_gram(X, y, sample_weight)
+            return X, y, sample_weight
+        return drop_zero_weights(X, y, sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # as scikit-learn's KernelRidge: with 'precomputed' the fit matrix is K(X, X)
+        tags.input_tags.pairwise = user_kernel_kind(self.kernel) == "precomputed"
+        return tags
 
 
 class KernelRidge(RegressorMixin, RegressionFitMixin, _KernelRidgeBase):
@@ -84,7 +119,15 @@ class KernelRidge(RegressorMixin, RegressionFitMixin, _KernelRidgeBase):
     ----------
     alpha : float, default=1.0
         Ridge penalty (> 0).
-    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'polynomial', 'exponential'}
+    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'matern', 'polynomial', 'exponential', \
+'precomputed'} or callable
+        ``'precomputed'``, as scikit-learn's: ``fit`` takes the square training
+        Gram matrix ``K(X, X)`` (finite, symmetric to 1e-8 relative) and
+        ``predict`` takes ``K(X_test, X_train)`` (all training rows, in order);
+        ``X_fit_`` is then None. A callable ``kernel(X_block, Y)`` returns the
+        Gram block ``K(X_block, Y)``; it is called on row blocks, one at a time,
+        and each block is checked for shape and finiteness. With either,
+        ``gamma``, ``degree``, ``coef0`` and ``nu`` are not used.
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
         Bandwidth or a heuristic (see :func:`kernelmaps.resolve_gamma`). The
         row sample of 'median' and 'knn50' is drawn with the fixed seed
@@ -92,6 +135,9 @@ class KernelRidge(RegressorMixin, RegressionFitMixin, _KernelRidgeBase):
         ``random_state`` parameter.
     degree : int, default=2
     coef0 : float, default=1.0
+    nu : float, default=1.5
+        The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
+        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels`).
 
     Attributes
     ----------
@@ -154,7 +200,7 @@ class KernelRidge(RegressorMixin, RegressionFitMixin, _KernelRidgeBase):
         clear_fitted_state(self)
         X, y = check_input(self, X, y, reset=True, multi_output=True, y_numeric=True, **self._target_input)
         y = np.asarray(y, dtype=np.float64)
-        X, y, sample_weight = drop_zero_weights(X, y, check_sample_weight(sample_weight, X))
+        X, y, sample_weight = self._drop_zero_weights(X, y, check_sample_weight(sample_weight, X))
         self._solve(X, y, sample_weight)
         return self
 
@@ -183,7 +229,15 @@ class KernelRidgeClassifier(ClassifierMixin, OneVsRestFitMixin, _KernelRidgeBase
     Parameters
     ----------
     alpha : float, default=1.0
-    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'polynomial', 'exponential'}
+    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'matern', 'polynomial', 'exponential', \
+'precomputed'} or callable
+        ``'precomputed'``, as scikit-learn's: ``fit`` takes the square training
+        Gram matrix ``K(X, X)`` (finite, symmetric to 1e-8 relative) and
+        ``predict`` takes ``K(X_test, X_train)`` (all training rows, in order);
+        ``X_fit_`` is then None. A callable ``kernel(X_block, Y)`` returns the
+        Gram block ``K(X_block, Y)``; it is called on row blocks, one at a time,
+        and each block is checked for shape and finiteness. With either,
+        ``gamma``, ``degree``, ``coef0`` and ``nu`` are not used.
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
         Bandwidth or a heuristic (see :func:`kernelmaps.resolve_gamma`). The
         row sample of 'median' and 'knn50' is drawn with the fixed seed
@@ -191,6 +245,9 @@ class KernelRidgeClassifier(ClassifierMixin, OneVsRestFitMixin, _KernelRidgeBase
         ``random_state`` parameter.
     degree : int, default=2
     coef0 : float, default=1.0
+    nu : float, default=1.5
+        The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
+        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels`).
     class_weight : dict, 'balanced' or None, default=None
         Multiplies the weight of each row by its class's: a dict maps classes to
         weights (1 for the classes it omits; a class it names that ``y`` lacks is
@@ -238,8 +295,9 @@ class KernelRidgeClassifier(ClassifierMixin, OneVsRestFitMixin, _KernelRidgeBase
     name = "kernel_ridge_classifier"
     test_params = {"alpha": 1.0, "gamma": 0.5}
 
-    def __init__(self, alpha=1.0, *, kernel="gaussian", gamma="scale", degree=2, coef0=1.0, class_weight=None):
-        super().__init__(alpha, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0)
+    def __init__(self, alpha=1.0, *, kernel="gaussian", gamma="scale", degree=2, coef0=1.0, nu=1.5,
+                 class_weight=None):
+        super().__init__(alpha, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, nu=nu)
         self.class_weight = class_weight
 
     def fit(self, X, y, sample_weight=None):
@@ -262,7 +320,7 @@ class KernelRidgeClassifier(ClassifierMixin, OneVsRestFitMixin, _KernelRidgeBase
         """
         clear_fitted_state(self)
         X, y = check_input(self, X, y, reset=True, **self._target_input)
-        X, y, sample_weight = drop_zero_weights(X, y, check_sample_weight(sample_weight, X))
+        X, y, sample_weight = self._drop_zero_weights(X, y, check_sample_weight(sample_weight, X))
         labels = encode_classes(self, y)
         weights = class_row_weights(self.class_weight, self.classes_, labels, sample_weight)
         self._solve(X, one_vs_rest_code(len(self.classes_))[labels], weights)

@@ -1,7 +1,5 @@
 """Exact kernel SVM by greedy dual coordinate descent with an LRU cache of kernel columns."""
 
-from typing import NamedTuple
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import NotFittedError
@@ -12,12 +10,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes
 from ._kernel_params import FittedKernelMixin
-from ._kernels import GAMMA_SAMPLE_SEED, check_kernel_params, exact_kernel, resolve_gamma
+from ._kernels import GAMMA_SAMPLE_SEED, exact_kernel, resolve_gamma
 from ._solvers.platt import class_probabilities, fit_sigmoids
 from ._solvers.svm_dual import SOLVER_VECTORS, _Solver
-from ._validation import (check_bool, check_choice, check_fits_in_memory, check_input, check_n_components,
-                          check_positive, clear_fitted_state)
-from ._sample_weights import box_constraints, check_class_weight, svm_row_weights
+from ._svc_params import Model, check_svc_params, decision_values, label, one_vs_one_vote, solver_gram_bytes
+from ._user_kernels import callable_gram, check_precomputed_columns, check_square_gram, user_kernel_kind
+from ._validation import check_fits_in_memory, check_input, clear_fitted_state
+from ._sample_weights import box_constraints, svm_row_weights
 
 __all__ = ["KernelSVC"]
 
@@ -25,41 +24,11 @@ __all__ = ["KernelSVC"]
 N_FOLDS = 5
 
 
-class _Params(NamedTuple):
-    """:class:`KernelSVC`'s parameters, validated, with ``selection='auto'`` resolved."""
-
-    C: float
-    tol: float
-    cache_mb: float
-    max_iter: int
-    kernel: str
-    degree: int
-    coef0: float
-    selection: str
-    shrinking: bool
-    probability: bool
-
-
-class _Model(NamedTuple):
-    """The binary problems of one training run: ``y_i a_i`` per problem and row, and the rest."""
-
-    dual: np.ndarray
-    intercept: np.ndarray
-    n_iter: np.ndarray
-    pairs: np.ndarray
-
-
-def _label(value):
-    """A class label as the user wrote it (``3``, ``'cat'``), not as NumPy prints its scalars."""
-    return repr(value.item() if isinstance(value, np.generic) else value)
-
-
-def _decision_values(X, support_vectors, dual_coef, intercept, kernel_params):
-    """``K(X, SV) dual_coef^T + intercept``, of shape (n_samples, n_problems)."""
-    if len(support_vectors) == 0:
-        return np.zeros((X.shape[0], dual_coef.shape[0]))
-    K = exact_kernel(np.asarray(X, dtype=np.float64), support_vectors, **kernel_params)
-    return K @ dual_coef.T + intercept
+def _gram(svc, X, Y):
+    """``K(X, Y)`` of the fitted kernel: a callable's blocks or :func:`kernelmaps.exact_kernel`."""
+    if svc.kernel_ == "callable":
+        return callable_gram(svc.kernel, X, Y)
+    return exact_kernel(np.asarray(X, dtype=np.float64), Y, **svc._kernel_params())
 
 
 class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEstimator):
@@ -85,7 +54,17 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
     ----------
     C : float, default=1.0
         Box constraint (of a row of weight 1 and class weight 1).
-    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'polynomial', 'exponential'}
+    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'matern', 'polynomial', 'exponential', \
+'precomputed'} or callable
+        ``'precomputed'``, as scikit-learn's ``SVC``: ``fit`` takes the square
+        training Gram matrix ``K(X, X)`` (finite, symmetric to 1e-8 relative),
+        ``decision_function`` and ``predict`` take ``K(X_test, X_train)`` (all
+        training rows, in order), and ``support_vectors_`` is None. A callable
+        ``kernel(X_block, Y)`` returns the Gram block ``K(X_block, Y)``, called
+        on row blocks one at a time and checked for shape and finiteness. With
+        either, the solver reads the ``n x n`` Gram matrix (as for a Matérn
+        ``nu`` that is not a half-integer up to 17/2), and ``gamma``,
+        ``degree``, ``coef0`` and ``nu`` are not used.
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
         Bandwidth or a heuristic (see :func:`kernelmaps.resolve_gamma`). The
         row sample of 'median' and 'knn50' is drawn with the fixed seed
@@ -94,6 +73,9 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
         computed on the rows of positive weight.
     degree : int, default=2
     coef0 : float, default=1.0
+    nu : float, default=1.5
+        The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
+        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels`).
     tol : float, default=1e-3
         Second order: stop when the largest KKT violation ``m(a) - M(a)`` is
         below ``tol`` (as ``SVC``). Greedy: stop when the largest coordinate step
@@ -249,7 +231,7 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
 
         return {"sklearn.SVC": sklearn_svc}
 
-    def __init__(self, C=1.0, *, kernel="gaussian", gamma="scale", degree=2, coef0=1.0, tol=1e-3,
+    def __init__(self, C=1.0, *, kernel="gaussian", gamma="scale", degree=2, coef0=1.0, nu=1.5, tol=1e-3,
                  cache_size=200, max_iter=1_000_000, fit_intercept=True, multi_class="ovr", selection="auto",
                  shrinking=True, class_weight=None, probability=False, random_state=None):
         self.C = C
@@ -257,6 +239,7 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.nu = nu
         self.tol = tol
         self.cache_size = cache_size
         self.max_iter = max_iter
@@ -267,26 +250,6 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
         self.class_weight = class_weight
         self.probability = probability
         self.random_state = random_state
-
-    def _check_params(self):
-        C = check_positive(self.C, "C")
-        tol = check_positive(self.tol, "tol")
-        cache_mb = check_positive(self.cache_size, "cache_size")
-        max_iter = check_n_components(self.max_iter, "max_iter")
-        check_choice(self.multi_class, "multi_class", ("ovr", "ovo"))
-        check_choice(self.selection, "selection", ("auto", "greedy", "second_order"))
-        if self.selection == "second_order" and not self.fit_intercept:
-            raise ValueError("selection='second_order' solves LIBSVM's dual, whose bias is free; "
-                             "fit_intercept=False needs selection='greedy'")
-        shrinking = check_bool(self.shrinking, "shrinking")
-        probability = check_bool(self.probability, "probability")
-        check_class_weight(self.class_weight)
-        selection = self.selection
-        if selection == "auto":
-            selection = "second_order" if self.fit_intercept else "greedy"
-        kernel, degree, coef0 = check_kernel_params(self.kernel, self.degree, self.coef0)
-        return _Params(C=C, tol=tol, cache_mb=cache_mb, max_iter=max_iter, kernel=kernel, degree=degree,
-                       coef0=coef0, selection=selection, shrinking=shrinking, probability=probability)
 
     def fit(self, X, y, sample_weight=None):
         """Train one binary SVM per class or pair of classes (one for two classes).
@@ -308,32 +271,38 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
         """
         clear_fitted_state(self)
         X, y = check_input(self, X, y, reset=True)
-        params = self._check_params()
+        params = check_svc_params(self)
         n = X.shape[0]
-        check_fits_in_memory(min(params.cache_mb * 2**20, 8.0 * n * n) + 8.0 * SOLVER_VECTORS * n,
-                             f"cache_size={self.cache_size}", f"the kernel column cache for n_samples={n}")
+        check_fits_in_memory(min(params.cache_mb * 2**20, 8.0 * n * n) + 8.0 * SOLVER_VECTORS * n
+                             + solver_gram_bytes(params, n), f"cache_size={self.cache_size}",
+                             f"the kernel column cache (and Gram matrix copies) for n_samples={n}")
         labels = encode_classes(self, y)
         self.class_weight_, weights = svm_row_weights(self.class_weight, self.classes_, labels, X, sample_weight)
         box, kept = box_constraints(params.C, weights)
+        if params.kernel == "precomputed":
+            X = check_square_gram(X)
         if kept is not None:
-            X, labels = X[kept], labels[kept]
-        self.kernel_ = params.kernel
-        self.degree_ = params.degree
-        self.coef0_ = params.coef0
-        self.gamma_ = resolve_gamma(self.gamma, X, params.kernel, np.random.RandomState(GAMMA_SAMPLE_SEED))
+            X, labels = (X[np.ix_(kept, kept)] if params.kernel == "precomputed" else X[kept]), labels[kept]
+        self.kernel_, self.degree_, self.coef0_, self.nu_ = params.kernel, params.degree, params.coef0, params.nu
+        self.gamma_ = None if params.nu is None else \
+            resolve_gamma(self.gamma, X, params.kernel, np.random.RandomState(GAMMA_SAMPLE_SEED))
         X64 = np.ascontiguousarray(X, dtype=np.float64)
+        # a user's kernel is solved on its Gram matrix (the rows of the solver's kernel columns)
+        gram = {"precomputed": X64, "callable": None}.get(params.kernel, False)
+        if gram is None:
+            gram = callable_gram(self.kernel, X64)
         self.bias_ = 1.0 if self.fit_intercept else 0.0
         self.selection_ = params.selection
-        model = self._train(X64, labels, box, params)
+        model = self._train(X64 if gram is False else gram, labels, box, params)
         self.pairs_ = model.pairs
         self.n_iter_ = model.n_iter
         support = np.flatnonzero(np.any(model.dual != 0, axis=0))
         self.support_ = support if kept is None else kept[support]
-        self.support_vectors_ = X64[support]
+        self.support_vectors_ = None if params.kernel == "precomputed" else X64[support]
         self.dual_coef_ = np.ascontiguousarray(model.dual[:, support])
         self.intercept_ = model.intercept
         if params.probability:
-            scores = self._cross_validated_scores(X64, labels, box, params)
+            scores = self._cross_validated_scores(X64, gram, labels, box, params)
             self.probA_, self.probB_ = fit_sigmoids(scores, labels, self.pairs_, len(self.classes_))
         return self
 
@@ -341,7 +310,8 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
         """The binary problems on the rows ``X64`` of class indices ``labels`` and bounds ``box``."""
         n = X64.shape[0]
         n_classes = len(self.classes_)
-        solver = _Solver(X64, self._kernel_params(), box, params.tol, params.max_iter, params.cache_mb, self.bias_,
+        kernel_params = {"kernel": "precomputed"} if params.nu is None else self._kernel_params()
+        solver = _Solver(X64, kernel_params, box, params.tol, params.max_iter, params.cache_mb, self.bias_,
                          params.selection, params.shrinking)
         if n_classes == 2 or self.multi_class == "ovr":
             # the problems share the rows, hence one cache of kernel columns
@@ -355,7 +325,7 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
                 target = 1 if n_out == 1 else c
                 signs = np.where(labels == target, 1.0, -1.0)
                 dual[c], intercept[c], n_iter[c] = solver.solve(
-                    rows, signs, f"{_label(self.classes_[target])} vs rest" if n_out > 1 else "of the two classes")
+                    rows, signs, f"{label(self.classes_[target])} vs rest" if n_out > 1 else "of the two classes")
         else:
             pairs = np.array([(a, b) for a in range(n_classes) for b in range(a + 1, n_classes)])
             dual = np.zeros((len(pairs), n))
@@ -365,26 +335,31 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
                 rows = np.flatnonzero((labels == a) | (labels == b))
                 signs = np.where(labels[rows] == a, 1.0, -1.0)
                 coef, intercept[p], n_iter[p] = solver.solve(
-                    rows, signs, f"{_label(self.classes_[a])} vs {_label(self.classes_[b])}")
+                    rows, signs, f"{label(self.classes_[a])} vs {label(self.classes_[b])}")
                 dual[p, rows] = coef
-        return _Model(dual=dual, intercept=intercept, n_iter=n_iter, pairs=pairs)
+        return Model(dual=dual, intercept=intercept, n_iter=n_iter, pairs=pairs)
 
-    def _cross_validated_scores(self, X64, labels, box, params):
-        """Held-out decision values of every binary problem, by stratified ``N_FOLDS``-fold cross-validation."""
+    def _cross_validated_scores(self, X64, gram, labels, box, params):
+        """Held-out decision values of every binary problem, by stratified ``N_FOLDS``-fold cross-validation.
+
+        ``gram`` is the training rows' Gram matrix for a user's kernel, else False.
+        """
         counts = np.bincount(labels, minlength=len(self.classes_))
         if counts.min() < N_FOLDS:
             fewest = int(np.argmin(counts))
             raise ValueError(
                 f"probability=True fits Platt's sigmoids to the decision values of a {N_FOLDS}-fold stratified "
                 f"cross-validation, which needs {N_FOLDS} rows (of positive weight) per class; class "
-                f"{_label(self.classes_[fewest])} has {counts[fewest]}: use probability=False or more rows")
+                f"{label(self.classes_[fewest])} has {counts[fewest]}: use probability=False or more rows")
         folds = StratifiedKFold(N_FOLDS, shuffle=True, random_state=check_random_state(self.random_state))
         scores = None
         for train, test in folds.split(X64, labels):
-            model = self._train(X64[train], labels[train], box if np.ndim(box) == 0 else box[train], params)
+            rows = X64[train] if gram is False else gram[np.ix_(train, train)]
+            model = self._train(rows, labels[train], box if np.ndim(box) == 0 else box[train], params)
             support = np.flatnonzero(np.any(model.dual != 0, axis=0))
-            fold_scores = _decision_values(X64[test], X64[train][support], model.dual[:, support],
-                                           model.intercept, self._kernel_params())
+            K = gram[np.ix_(test, train[support])] if gram is not False else \
+                exact_kernel(X64[test], X64[train][support], **self._kernel_params())
+            fold_scores = decision_values(K, model.dual[:, support], model.intercept)
             if scores is None:
                 scores = np.empty((len(labels), fold_scores.shape[1]))
             scores[test] = fold_scores
@@ -400,8 +375,11 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
         """
         check_is_fitted(self)
         X = check_input(self, X, reset=False)
-        scores = _decision_values(X, self.support_vectors_, self.dual_coef_, self.intercept_,
-                                  self._kernel_params())
+        if self.kernel_ == "precomputed":
+            K = check_precomputed_columns(X, self.n_features_in_, "decision_function")[:, self.support_]
+        else:
+            K = _gram(self, X, self.support_vectors_)
+        scores = decision_values(K, self.dual_coef_, self.intercept_)
         return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X):
@@ -409,11 +387,13 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
         scores = self.decision_function(X)
         if scores.ndim == 1 or self.pairs_ is None:
             return classes_from_scores(self.classes_, scores)
-        votes = np.zeros((scores.shape[0], len(self.classes_)), dtype=np.int64)
-        winners = np.where(scores > 0, self.pairs_[:, 0], self.pairs_[:, 1])
-        for p in range(winners.shape[1]):
-            np.add.at(votes, (np.arange(len(votes)), winners[:, p]), 1)
-        return self.classes_[np.argmax(votes, axis=1)]
+        return one_vs_one_vote(self.classes_, self.pairs_, scores)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # as scikit-learn's SVC: with 'precomputed' the fit matrix is K(X, X)
+        tags.input_tags.pairwise = user_kernel_kind(self.kernel) == "precomputed"
+        return tags
 
     def _has_probabilities(self):
         if not self.probability:

@@ -1,6 +1,7 @@
 """The Nyström method: kernel features from the Gram matrix of a few landmarks."""
 
 
+import threading
 import warnings
 
 import numpy as np
@@ -8,13 +9,13 @@ import scipy.sparse as sp
 from numba import njit
 
 from ._base import FeatureMap, KernelParameter
-from ._kernels import (KERNEL_CODES, LAST_BLAS_KERNEL_CODE, SHIFT_INVARIANT, check_kernel_params, dtype_gamma,
-                       exact_kernel, frame_gamma, kernel_block,
-                       resolve_gamma, shift_invariant_frame, to_frame)
+from ._kernels import (LAST_BLAS_KERNEL_CODE, SHIFT_INVARIANT, block_scalars, check_kernel_params, check_nu,
+                       exact_kernel, finish_block, kernel_block, resolve_gamma, shift_invariant_frame, to_frame)
 from ._fastmath import FASTMATH
 from ._landmarks import EIG_FLOOR, check_landmarks, choose_landmarks, uniform_indices
 from ._parallel import ThreadScratch
 from ._rows import bandwidth_input, densify_rows, product_into
+from ._user_kernels import as_dense, callable_block, callable_gram, check_square_gram, user_kernel_kind
 
 __all__ = ["Nystroem"]
 
@@ -63,15 +64,37 @@ class Nystroem(FeatureMap):
         Number of landmarks m, the output width. A landmark rule asked for more
         landmarks than the rows fitted uses every row once, with a warning, and
         ``n_components_`` says how many it used.
-    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'polynomial', 'exponential'}
+    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'matern', 'polynomial', 'exponential', \
+'precomputed'} or callable
         See :mod:`kernelmaps._kernels`. Once fitted, ``self.kernel(X, Y)`` evaluates
         the exact kernel.
+
+        * ``'precomputed'``: ``fit`` takes the landmarks' Gram matrix
+          ``K(landmarks, landmarks)`` (square, m x m, symmetric to 1e-8 relative):
+          every row of it is a landmark, so the output width ``n_components_`` is
+          ``m`` (``n_components`` is not used) and ``landmarks`` must stay
+          ``'uniform'``. The landmarks are named by their
+          rows: ``component_indices_ = arange(m)``, there is no ``components_``
+          array of rows, and ``n_features_in_ = m``. ``transform`` takes
+          ``K(X, landmarks)``, of shape (n_samples, m). ``gamma``, ``degree``,
+          ``coef0`` and ``nu`` are not used.
+        * a callable ``kernel(X_block, Y)`` returning the Gram block
+          ``K(X_block, Y)`` of shape ``(len(X_block), len(Y))``: the landmarks
+          are chosen from the rows of ``X`` as for a named kernel (``'leverage'``
+          evaluates it on its pool of rows). It is called on row blocks, one call at a
+          time (transform holds a lock around it: a Python callable need not be
+          thread-safe and holds the GIL anyway), and each block is checked for
+          shape and finiteness. ``gamma``, ``degree``, ``coef0`` and ``nu`` are
+          not used.
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
         Bandwidth or scale (see :func:`kernelmaps._kernels.resolve_gamma`).
     degree : int, default=2
         Polynomial degree.
     coef0 : float, default=1.0
         Polynomial offset.
+    nu : float, default=1.5
+        The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
+        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels`).
     landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
         * ``'uniform'``: ``m`` distinct training rows, ``rng.permutation(n)[:m]``
           with a ``RandomState``: the same seed picks the same landmarks as
@@ -85,7 +108,8 @@ class Nystroem(FeatureMap):
           (2017), and ``m`` landmarks are drawn from the pool without replacement
           with probabilities proportional to the scores (Alaoui & Mahoney 2015).
           Cost ``O((3m)^2 d + (3m)^3)``.
-        * an array: these landmarks (``m`` must equal ``n_components``).
+        * an array of landmark rows: these landmarks (``m`` must equal
+          ``n_components``), as the Nyström kernel machines take given centres.
     random_state : int, RandomState or None
 
     Attributes
@@ -150,12 +174,13 @@ class Nystroem(FeatureMap):
     kernel = KernelParameter()
 
     def __init__(self, n_components=100, *, kernel="gaussian", gamma="scale", degree=2, coef0=1.0,
-                 landmarks="uniform", random_state=None):
+                 nu=1.5, landmarks="uniform", random_state=None):
         self.n_components = n_components
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
         self.coef0 = coef0
+        self.nu = nu
         self.landmarks = landmarks
         self.random_state = random_state
 
@@ -176,6 +201,8 @@ class Nystroem(FeatureMap):
 
     # ------------------------------------------------------------------ fit
     def _fit(self, X, rng):
+        if user_kernel_kind(self.kernel) is not None:
+            return self._fit_user_kernel(X, rng)
         kernel, degree, coef0 = check_kernel_params(self.kernel, self.degree, self.coef0)
         m = self.n_components_
         n = X.shape[0]
@@ -189,6 +216,7 @@ class Nystroem(FeatureMap):
         self.kernel_ = kernel
         self.degree_ = degree
         self.coef0_ = coef0
+        self.nu_ = check_nu(self.nu)
         # drawn first, as scikit-learn does, so one seed gives its landmarks
         indices = uniform_indices(n, m, rng) if isinstance(rule, str) and rule == "uniform" else None
         self.gamma_ = resolve_gamma(self.gamma, bandwidth_input(self.gamma, X), kernel, rng)
@@ -199,7 +227,35 @@ class Nystroem(FeatureMap):
             self.center_, self.frame_scale_ = shift_invariant_frame(self.components_)
         else:
             self.center_, self.frame_scale_ = None, 1.0
-        W = exact_kernel(self.components_, None, **self._kernel_params())
+        self._set_normalization(exact_kernel(self.components_, None, **self._kernel_params()))
+
+    def _fit_user_kernel(self, X, rng):
+        """``fit`` with ``kernel='precomputed'`` or a callable (see ``kernel``)."""
+        kind = user_kernel_kind(self.kernel)
+        self.kernel_, self.degree_, self.coef0_, self.nu_, self.gamma_ = kind, None, None, None, None
+        self.center_, self.frame_scale_ = None, 1.0
+        if kind == "callable":
+            m = min(self.n_components_, X.shape[0])
+            if m < self.n_components_:
+                warnings.warn(f"n_components={self.n_components_} is larger than the {m} rows fitted: using every "
+                              f"row as a landmark, n_components_={m}", UserWarning, stacklevel=4)
+                self.n_components_ = m
+            rule = check_landmarks(self.landmarks, m, X.shape[1])
+            indices = uniform_indices(X.shape[0], m, rng) if isinstance(rule, str) and rule == "uniform" else None
+            self.components_, self.component_indices_ = choose_landmarks(X, m, rule, {"kernel": self.kernel}, rng,
+                                                                         indices)
+            return self._set_normalization(callable_gram(self.kernel, self.components_))
+        if not (isinstance(self.landmarks, str) and self.landmarks == "uniform"):
+            raise ValueError("kernel='precomputed' takes every row of the fit matrix K(landmarks, landmarks) as a "
+                             f"landmark: landmarks must be 'uniform', got {self.landmarks!r}")
+        W = check_square_gram(X, "the fit matrix K(landmarks, landmarks)")
+        # every row is a landmark: the width is the fit matrix's, whatever n_components says
+        self.n_components_ = W.shape[0]
+        self.component_indices_ = np.arange(W.shape[0])
+        self._set_normalization(W)
+
+    def _set_normalization(self, W):
+        """``normalization_ = (W^+)^(1/2)`` and ``rank_`` from the landmarks' Gram matrix ``W``."""
         s, U = np.linalg.eigh((W + W.T) / 2)
         keep = s > max(s[-1], 0.0) * EIG_FLOOR
         if not keep.any():
@@ -210,21 +266,33 @@ class Nystroem(FeatureMap):
 
     # ------------------------------------------------------------ transform
     def _prepare_transform(self, dtype):
+        if self.kernel_ in ("precomputed", "callable"):
+            # the user's blocks are float64: cast to the input's dtype after the kernel
+            return ("user", self.kernel, getattr(self, "components_", None),
+                    np.ascontiguousarray(self.normalization_, dtype=dtype), threading.Lock())
         if self.center_ is None:
             V = np.ascontiguousarray(self.components_, dtype=dtype)
             frame = None
-            gamma = dtype_gamma(self.gamma_, dtype.type)
         else:
             V = to_frame(self.components_, self.center_, self.frame_scale_, dtype)
             frame = (self.center_.astype(dtype), dtype.type(1.0 / self.frame_scale_), ThreadScratch())
-            gamma = frame_gamma(self.kernel_, self.gamma_, self.frame_scale_, dtype.type)
+        code, gamma, coef0, degree = block_scalars(self.kernel_, self.gamma_, self.degree_, self.coef0_, self.nu_,
+                                                   self.frame_scale_, dtype.type)
         VT = np.ascontiguousarray(V.T)
         sq_v = np.einsum("ij,ij->i", V, V)
         N = np.ascontiguousarray(self.normalization_, dtype=dtype)
-        scalars = (gamma, dtype.type(self.coef0_), self.degree_)
-        return V, VT, sq_v, N, KERNEL_CODES[self.kernel_], scalars, frame, ThreadScratch(), np.finfo(dtype).tiny
+        return V, VT, sq_v, N, code, (gamma, coef0, degree), frame, ThreadScratch(), np.finfo(dtype).tiny
 
     def _transform_block(self, X, out, context):
+        if isinstance(context[0], str):  # the user-kernel context of _prepare_transform
+            _, kernel, landmarks, N, lock = context
+            if landmarks is None:
+                G = X.toarray() if sp.issparse(X) else X
+            else:
+                with lock:
+                    G = callable_block(kernel, as_dense(X), landmarks)
+            np.matmul(np.asarray(G, dtype=out.dtype), N, out=out)
+            return
         V, VT, sq_v, N, code, (gamma, coef0, degree), frame, blocks, tiny = context
         # the kernel block in per-thread scratch: a new n x m array per block was
         # served by mmap and paid a page fault per 4 KiB on first touch
@@ -247,6 +315,7 @@ class Nystroem(FeatureMap):
         elif code <= LAST_BLAS_KERNEL_CODE:
             np.matmul(X, VT, out=G)
         kernel_block(G, X, V, sq_v, code, gamma, coef0, degree)
+        finish_block(G, code, self.nu_)
         _flush_subnormals(G, tiny)
         np.matmul(G, N, out=out)
 
@@ -261,6 +330,19 @@ class Nystroem(FeatureMap):
         framed = 0 if self.center_ is None else self.n_features_in_
         return 2 * self.n_components_ + framed
 
+    def _kernel_gram(self, X, Y):
+        if self.kernel_ == "precomputed":
+            raise ValueError("kernel='precomputed' has no kernel to evaluate: the Gram matrices are the input")
+        if self.kernel_ == "callable":
+            return callable_gram(self.kernel, X, Y)
+        return super()._kernel_gram(X, Y)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # as scikit-learn's SVC: with 'precomputed' the fit matrix is K(X, X)
+        tags.input_tags.pairwise = user_kernel_kind(self.kernel) == "precomputed"
+        return tags
+
     def _kernel_params(self):
         return {"kernel": self.kernel_, "gamma": self.gamma_, "degree": self.degree_,
-                "coef0": self.coef0_}
+                "coef0": self.coef0_, "nu": self.nu_}

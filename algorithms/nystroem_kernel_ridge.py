@@ -46,11 +46,14 @@ _SHARED_DOC = """
         asks ``m`` of order ``sqrt(n)`` for the exact kernel ridge's accuracy.
     alpha : float, default=1.0
         Ridge penalty (> 0), as in :class:`kernelmaps.KernelRidge`.
-    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'polynomial', 'exponential'}
+    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'matern', 'polynomial', 'exponential'}
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
         Bandwidth or a heuristic (see :func:`kernelmaps.resolve_gamma`).
     degree : int, default=2
     coef0 : float, default=1.0
+    nu : float, default=1.5
+        The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
+        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels`).
     landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
         How the centres are chosen, as in :class:`kernelmaps.Nystroem`.
     max_iter : int, default=100

@@ -43,10 +43,13 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
         The number of centres ``m`` (at most the number of rows).
     alpha : float, default=1.0
         The ridge (> 0), ``1 / C`` of ``LogisticRegression``.
-    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'polynomial', 'exponential'}
+    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'matern', 'polynomial', 'exponential'}
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
     degree : int, default=2
     coef0 : float, default=1.0
+    nu : float, default=1.5
+        The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
+        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels`).
     landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
         As in :class:`kernelmaps.Nystroem`. With training rows as centres
         (uniform, leverage) the preconditioner uses their weights; otherwise the
@@ -118,11 +121,11 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
     test_params = {"n_components": 10, "alpha": 1.0, "gamma": 0.02}
 
     def __init__(self, n_components=1000, *, alpha=1.0, kernel="gaussian", gamma="scale", degree=2,
-                 coef0=1.0, landmarks="uniform", fit_intercept=True, max_iter=20, tol=1e-4, cg_max_iter=20,
+                 coef0=1.0, nu=1.5, landmarks="uniform", fit_intercept=True, max_iter=20, tol=1e-4, cg_max_iter=20,
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=5, verbose=False,
                  random_state=None):
         super().__init__(n_components, alpha=alpha, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                         landmarks=landmarks, max_iter=max_iter, tol=tol, early_stopping=early_stopping,
+                         nu=nu, landmarks=landmarks, max_iter=max_iter, tol=tol, early_stopping=early_stopping,
                          validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change,
                          verbose=verbose, random_state=random_state)
         self.fit_intercept = fit_intercept

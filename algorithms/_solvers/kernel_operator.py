@@ -16,8 +16,8 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 from .._fastmath_arrays import all_finite
-from .._frames import SHIFT_INVARIANT, dtype_gamma, frame_gamma, shift_invariant_frame, to_frame
-from .._kernels import KERNEL_CODES, LAST_BLAS_KERNEL_CODE, kernel_block
+from .._frames import SHIFT_INVARIANT, shift_invariant_frame, to_frame
+from .._kernels import LAST_BLAS_KERNEL_CODE, block_scalars, finish_block, kernel_block
 from .._parallel import ThreadScratch, block_rows, run_row_blocks
 from .._validation import FeatureOverflowError
 
@@ -77,6 +77,8 @@ class KernelOperator(LinearOperator):
         Numeric bandwidth (> 0).
     degree : int, default=2
     coef0 : float, default=1.0
+    nu : float, default=1.5
+        The Matérn smoothness, used only when ``kernel='matern'``.
 
     Notes
     -----
@@ -104,7 +106,7 @@ class KernelOperator(LinearOperator):
     method. NIPS 2017 (Algorithm 1, ``KnM_times_vector``).
     """
 
-    def __init__(self, X, centres, *, kernel, gamma, degree=2, coef0=1.0):
+    def __init__(self, X, centres, *, kernel, gamma, degree=2, coef0=1.0, nu=1.5):
         X = np.asarray(X)
         dtype = np.float32 if X.dtype == np.float32 else np.float64
         self.X = np.ascontiguousarray(X, dtype=dtype)
@@ -113,20 +115,20 @@ class KernelOperator(LinearOperator):
             raise ValueError(f"X and centres must be 2-D with the same number of columns, got "
                              f"shapes {self.X.shape} and {self.centres.shape}")
         self.kernel, self.gamma, self.degree, self.coef0 = kernel, float(gamma), int(degree), float(coef0)
+        self.nu = float(nu)
         super().__init__(np.float64, (self.X.shape[0], self.centres.shape[0]))
         n, m = self.shape
-        self.code = KERNEL_CODES[kernel]
+        scale = 1.0
         if kernel in SHIFT_INVARIANT:
             self.center, scale = shift_invariant_frame(self.centres)
             self.inverse_scale = dtype(1.0 / scale)
             self.framed_centres = to_frame(self.centres, self.center, scale, dtype)
             self.center = self.center.astype(dtype)
-            self.scalars = (frame_gamma(kernel, gamma, scale, dtype), dtype(coef0), 0)
         else:
             self.center = None
             self.framed_centres = self.centres.astype(dtype)
-            degree = int(degree) if kernel == "polynomial" else 0
-            self.scalars = (dtype_gamma(gamma, dtype), dtype(coef0), degree)
+        self.code, g, c0, p = block_scalars(kernel, gamma, degree, coef0, self.nu, scale, dtype)
+        self.scalars = (g, c0, p)
         self.centres_t = np.ascontiguousarray(self.framed_centres.T)
         self.sq_centres = np.einsum("ij,ij->i", self.framed_centres, self.framed_centres)
         self.itemsize = np.dtype(dtype).itemsize
@@ -155,6 +157,7 @@ class KernelOperator(LinearOperator):
             np.matmul(rows, self.centres_t, out=G)
         gamma, coef0, degree = self.scalars
         kernel_block(G, rows, self.framed_centres, self.sq_centres, self.code, gamma, coef0, degree)
+        finish_block(G, self.code, self.nu)
         if not all_finite(G):
             raise FeatureOverflowError(
                 f"the {self.kernel} kernel (gamma={self.gamma}, degree={self.degree}, "

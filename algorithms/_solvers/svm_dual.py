@@ -7,7 +7,8 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._kernels import KERNEL_CODES, exact_kernel
+from .._kernels import PRECOMPUTED_CODE, block_scalars, exact_kernel
+from .._matern import MATERN_DISTANCE_CODE, matern_code
 from .greedy_cd import _greedy_coordinate_descent, _largest_greedy_step
 from .smo import _smo_gap, _smo_second_order
 
@@ -32,7 +33,7 @@ def _user_stacklevel():
 
 def _kernel_diagonal(X, kernel_params):
     """``k(x, x)`` for each row of ``X`` (float64), given :func:`kernelmaps.exact_kernel`'s keywords."""
-    if kernel_params["kernel"] in ("gaussian", "laplacian", "cauchy"):
+    if kernel_params["kernel"] in ("gaussian", "laplacian", "cauchy", "matern"):
         return np.ones(X.shape[0])
     # k(x, x) of a dot-product kernel, one row at a time, without the n x n Gram
     return np.array([exact_kernel(row[None], None, **kernel_params)[0, 0] for row in X])
@@ -50,9 +51,10 @@ class _Solver:
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features), float64, C-contiguous
-        All the rows of the fit; each problem solves on a subset of them.
+        All the rows of the fit; each problem solves on a subset of them. With
+        ``kernel_params = {'kernel': 'precomputed'}``, the ``n x n`` Gram matrix.
     kernel_params : dict
-        Keywords ``kernel``, ``gamma``, ``degree`` and ``coef0`` of
+        Keywords ``kernel``, ``gamma``, ``degree``, ``coef0`` and ``nu`` of
         :func:`kernelmaps.exact_kernel`, all resolved.
     C : float or ndarray of shape (n_samples,)
         The box constraint: one for every row, or one per row of ``X`` (``C_i`` of
@@ -72,10 +74,28 @@ class _Solver:
     def __init__(self, X, kernel_params, C, tol, max_iter, cache_mb, bias, selection, shrinking):
         self.X, self.C, self.tol, self.max_iter = X, C, tol, max_iter
         self.cache_mb, self.bias, self.selection, self.shrinking = cache_mb, bias, selection, shrinking
-        self.kernel = (KERNEL_CODES[kernel_params["kernel"]], kernel_params["gamma"], kernel_params["coef0"],
-                       kernel_params["degree"])
+        if kernel_params["kernel"] == "precomputed":
+            gram = X
+        elif kernel_params["kernel"] == "matern" and matern_code(kernel_params["nu"])[0] == MATERN_DISTANCE_CODE:
+            # a nu without closed form has no Numba column: its Gram matrix is read instead
+            gram = exact_kernel(X, None, **kernel_params)
+        else:
+            gram = None
+            code, gamma, coef0, degree = block_scalars(kernel_params["kernel"], kernel_params["gamma"],
+                                                       kernel_params["degree"], kernel_params["coef0"],
+                                                       kernel_params.get("nu", 1.5), 1.0, np.float64)
+            self.kernel = (code, float(gamma), float(coef0), degree)
+            diag = _kernel_diagonal(X, kernel_params)
+        if gram is not None:
+            # the rows of the Gram matrix, each followed by its column (see kernel_block's PRECOMPUTED_CODE)
+            n = gram.shape[0]
+            self.X = np.empty((n, n + 1))
+            self.X[:, :n] = gram
+            self.X[:, n] = np.arange(n)
+            self.kernel = (PRECOMPUTED_CODE, 1.0, 0.0, 0)
+            diag = np.array(np.diagonal(gram), dtype=np.float64)
         # the greedy solver folds the bias into the kernel (k + 1); SMO keeps it free
-        self.diag = _kernel_diagonal(X, kernel_params) + (bias if selection == "greedy" else 0.0)
+        self.diag = diag + (bias if selection == "greedy" else 0.0)
         self.rows = None
 
     def _reset(self, rows):
