@@ -6,33 +6,57 @@ import numpy as np
 
 from ._base import KernelParameter
 from ._cosine_map import CosineFeatureMap
-from ._kernels import SHIFT_INVARIANT, canonical_kernel
+from ._kernels import SHIFT_INVARIANT, canonical_kernel, check_nu
+from ._qmc import SAMPLINGS, draw_spectral_qmc, student_t_scale
 from ._rows import product_into
+from ._validation import check_choice
 
 __all__ = ["RandomFourierFeatures"]
 
+#: The kernels whose spectral density :func:`_draw_spectral` samples.
+RFF_KERNELS = tuple(dict.fromkeys(SHIFT_INVARIANT + ("matern",)))
 
-def _draw_spectral(kernel, gamma, shape, rng):
+
+def _draw_spectral(kernel, gamma, shape, rng, nu=1.5):
     """Sample frequencies from the spectral density of a shift-invariant kernel.
 
     ====================================  =====================================
-    kernel                                density of each entry
+    kernel                                law of each column ``w`` of ``W``
     ====================================  =====================================
-    gaussian ``exp(-g ||d||^2)``          ``N(0, 2 g)``
-    laplacian ``exp(-g ||d||_1)``         ``Cauchy(0, g)``
-    cauchy ``prod 1/(1 + g d_j^2)``       ``Laplace(0, sqrt(g))``
+    gaussian ``exp(-g ||d||^2)``          ``N(0, 2 g I)``
+    laplacian ``exp(-g ||d||_1)``         i.i.d. entries ``Cauchy(0, g)``
+    cauchy ``prod 1/(1 + g d_j^2)``       i.i.d. entries ``Laplace(0, sqrt(g))``
+    matern (``nu``, see below)            ``sqrt(2 g) z sqrt(2 nu / u)``,
+                                          ``z ~ N(0, I)``, ``u ~ chi^2(2 nu)``
     ====================================  =====================================
+
+    The Matérn kernel ``2^(1-nu)/Gamma(nu) s^nu K_nu(s)``, ``s = 2 sqrt(nu g) ||d||``
+    (length-scale ``l = 1/sqrt(2 g)``), has the spectral density
+    ``S(w) ~ (2 nu / l^2 + ||w||^2)^-(nu + d/2)`` (Rasmussen & Williams 2006,
+    eq. 4.15, in angular frequency): the multivariate Student-t with ``2 nu``
+    degrees of freedom and scale ``I / l^2``. Its ``d`` entries share one
+    chi-square draw ``u``; independent draws per entry would sample a product of
+    one-dimensional Student-t laws, whose kernel is a product of one-dimensional
+    Matérn kernels, not the Matérn kernel of the Euclidean distance.
 
     Parameters
     ----------
-    kernel : {'gaussian', 'laplacian', 'cauchy'}
+    kernel : {'gaussian', 'laplacian', 'cauchy', 'matern'}
     gamma : float
     shape : tuple of int
+        ``(n_features, n_frequencies)``: one frequency per column.
     rng : numpy.random.RandomState
+    nu : float, default=1.5
+        Matérn smoothness (``'matern'`` only).
 
     Returns
     -------
     ndarray of float64
+
+    References
+    ----------
+    Rasmussen, C. E. and Williams, C. K. I. Gaussian Processes for Machine
+    Learning. MIT Press, 2006, eq. 4.15.
     """
     if kernel == "gaussian":
         return rng.normal(0.0, math.sqrt(2.0 * gamma), size=shape)
@@ -40,6 +64,9 @@ def _draw_spectral(kernel, gamma, shape, rng):
         return gamma * rng.standard_cauchy(size=shape)
     if kernel == "cauchy":
         return rng.laplace(0.0, math.sqrt(gamma), size=shape)
+    if kernel == "matern":
+        Z = rng.normal(0.0, math.sqrt(2.0 * gamma), size=shape)
+        return Z * student_t_scale(rng.chisquare(2.0 * nu, size=shape[1]), nu)
     raise ValueError(f"no spectral density for kernel {kernel!r}")
 
 
@@ -50,7 +77,11 @@ class RandomFourierFeatures(CosineFeatureMap):
     kernel's spectral density and ``b ~ U[0, 2 pi)`` (``output='cos'``), or the
     lower-variance pair ``[cos(W^T x), sin(W^T x)] / sqrt(D/2)``
     (``output='cossin'``, ``D/2`` frequencies). Then ``z(x) . z(y)`` is an
-    unbiased estimate of ``k(x, y)``.
+    unbiased estimate of ``k(x, y)``. With ``sampling='qmc'`` the frequencies
+    (and offsets) are a scrambled Sobol' point set mapped by the spectral
+    density's inverse CDF (Yang et al., 2014; see :mod:`kernelmaps._qmc`): still
+    unbiased, with a kernel error that falls faster with ``D`` on
+    low-dimensional data.
 
     The product ``X W`` is one BLAS call per row block; the cosine is a vectorized
     Numba epilogue on the block while it is still in cache.
@@ -59,16 +90,30 @@ class RandomFourierFeatures(CosineFeatureMap):
     ----------
     n_components : int, default=100
         Output width D. Must be even for ``output='cossin'``.
-    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy'}, default='gaussian'
-        ``exp(-gamma ||x-y||^2)``, ``exp(-gamma ||x-y||_1)`` or
-        ``prod_j 1/(1 + gamma (x_j-y_j)^2)``. Once fitted, ``self.kernel(X, Y)``
-        also evaluates that exact kernel's Gram matrix (see
+    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'matern'}, default='gaussian'
+        ``exp(-gamma ||x-y||^2)``, ``exp(-gamma ||x-y||_1)``,
+        ``prod_j 1/(1 + gamma (x_j-y_j)^2)`` or the Matérn kernel
+        ``2^(1-nu)/Gamma(nu) s^nu K_nu(s)``, ``s = 2 sqrt(nu gamma) ||x-y||``
+        (scikit-learn's ``Matern(length_scale=1/sqrt(2 gamma), nu=nu)``; the
+        spectral densities are listed in :func:`_draw_spectral`). Once fitted,
+        ``self.kernel(X, Y)`` also evaluates that exact kernel's Gram matrix (see
         :class:`kernelmaps.KernelName`).
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
         Bandwidth, or a heuristic resolved at fit time (see
         :func:`kernelmaps._kernels.resolve_gamma`). The Gaussian kernel has
         scikit-learn's ``RBFSampler`` semantics.
+    nu : float, default=1.5
+        Smoothness of the Matérn kernel (> 0; used only with ``kernel='matern'``).
+        ``nu = 1/2`` is ``exp(-sqrt(2 gamma) ||x-y||)``; ``nu -> inf`` tends to
+        the Gaussian kernel of the same ``gamma``.
     output : {'cos', 'cossin'}, default='cos'
+    sampling : {'mc', 'qmc'}, default='mc'
+        ``'mc'``: i.i.d. frequencies (and offsets ``b ~ U[0, 2 pi)``), drawn as
+        scikit-learn's ``RBFSampler`` draws them. ``'qmc'``: one scrambled
+        Sobol' point per frequency, of dimension ``n_features`` (plus one for the
+        Matérn chi-square, plus one for the offset when ``output='cos'``), mapped
+        by inverse CDFs; the scrambling is seeded from ``random_state``.
+        Needs ``n_features`` below about 21000 (scipy's Sobol' dimensions).
     random_state : int, RandomState or None
 
     Attributes
@@ -77,6 +122,8 @@ class RandomFourierFeatures(CosineFeatureMap):
         The numeric bandwidth used.
     kernel_ : str
         Canonical kernel name.
+    nu_ : float or None
+        The Matérn smoothness used (``None`` for the other kernels).
     random_weights_ : ndarray of shape (n_features, n_frequencies)
     random_offset_ : ndarray of shape (n_frequencies,) or None
 
@@ -84,6 +131,12 @@ class RandomFourierFeatures(CosineFeatureMap):
     ----------
     Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
     NIPS 2007.
+
+    Yang, J., Sindhwani, V., Avron, H. and Mahoney, M. W. Quasi-Monte Carlo
+    feature maps for shift-invariant kernels. ICML 2014 (``sampling='qmc'``).
+
+    Rasmussen, C. E. and Williams, C. K. I. Gaussian Processes for Machine
+    Learning. MIT Press, 2006, eq. 4.15 (the Matérn spectral density).
 
     Examples
     --------
@@ -100,6 +153,10 @@ class RandomFourierFeatures(CosineFeatureMap):
     >>> Zs = rff.transform(sp.csr_matrix(X))  # sparse in, dense out
     >>> bool(np.allclose(Zs, Z, rtol=1e-12, atol=1e-12))
     True
+    >>> matern = RandomFourierFeatures(2000, kernel="matern", nu=2.5, gamma=0.1,
+    ...                                sampling="qmc", random_state=0).fit(X)
+    >>> bool(relative_frobenius_error(matern.kernel(X), Z=matern.transform(X)) < 0.1)
+    True
     """
 
     name = "rff"
@@ -112,19 +169,42 @@ class RandomFourierFeatures(CosineFeatureMap):
 
     kernel = KernelParameter()
 
-    def __init__(self, n_components=100, *, kernel="gaussian", gamma="scale", output="cos",
-                 random_state=None):
+    def __init__(self, n_components=100, *, kernel="gaussian", gamma="scale", nu=1.5, output="cos",
+                 sampling="mc", random_state=None):
         self.n_components = n_components
         self.kernel = kernel
         self.gamma = gamma
+        self.nu = nu
         self.output = output
+        self.sampling = sampling
         self.random_state = random_state
 
     def _kernel_name(self):
-        return canonical_kernel(self.kernel, SHIFT_INVARIANT)
+        return canonical_kernel(self.kernel, RFF_KERNELS)
+
+    def _fit(self, X, rng):
+        check_choice(self.sampling, "sampling", SAMPLINGS)
+        self.nu_ = check_nu(self.nu) if self._kernel_name() == "matern" else None
+        super()._fit(X, rng)
+        # the Sobol' offsets replace the i.i.d. ones the skeleton drew after the frequencies
+        phases = self.__dict__.pop("_sobol_offsets", None)
+        if phases is not None:
+            self.random_offset_ = phases
 
     def _draw(self, n_features, n_frequencies, scale, rng):
-        self.random_weights_ = _draw_spectral(self.kernel_, self.gamma_, (n_features, n_frequencies), rng)
+        if self.sampling == "qmc":
+            self.random_weights_, self._sobol_offsets = draw_spectral_qmc(
+                self.kernel_, self.gamma_, n_features, n_frequencies, rng, nu=self.nu_,
+                offsets=self.output == "cos")
+        else:
+            self.random_weights_ = _draw_spectral(self.kernel_, self.gamma_, (n_features, n_frequencies), rng,
+                                                  nu=self.nu_)
+
+    def _kernel_params(self):
+        params = super()._kernel_params()
+        if self.kernel_ == "matern":
+            params["nu"] = self.nu_
+        return params
 
     def _prepare_projection(self, dtype):
         return np.ascontiguousarray(self.random_weights_, dtype=dtype)
