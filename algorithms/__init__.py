@@ -23,6 +23,8 @@ from ._hadamard import fwht
 from ._kernels import KERNELS, exact_kernel, resolve_gamma  # noqa: F401
 from ._metrics import kernel_mse, nrmse, relative_frobenius_error
 from ._sparse_map import SparseFeatureMap  # noqa: F401  (the extension API for sparse output)
+from ._minhash_exact import min_max_kernel, tanimoto_kernel
+from .arc_cosine import arc_cosine_kernel
 
 try:
     __version__ = version("kernelmaps")
@@ -31,13 +33,16 @@ except PackageNotFoundError:  # imported from a source tree that was never insta
 
 __all__ = [
     "ALGORITHMS",
+    "arc_cosine_kernel",
     "datasets",
     "exact_kernel",
     "fwht",
     "kernel_mse",
+    "min_max_kernel",
     "nrmse",
     "relative_frobenius_error",
     "resolve_gamma",
+    "tanimoto_kernel",
 ]
 
 
