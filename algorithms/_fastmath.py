@@ -24,9 +24,11 @@ such arguments check a row cheaply (a vectorized sum of squares) and fall back t
 ``math.cos`` for that row: see :func:`row_needs_libm`.
 
 Polynomial coefficients are the published minimax sets of fdlibm (``__kernel_sin``,
-``__kernel_cos``) for float64 and of Cephes (``sinf``, ``cosf``, ``expf``) for
-float32; the float64 exp uses the Taylor series to degree 13 on
-``|r| <= ln(2)/2``, whose truncation error is below 2e-16.
+``__kernel_cos``) for float64 and of Cephes (``sinf``, ``cosf``) for float32. exp
+reduces ``x = k ln 2 + r`` with ``|r| <= ln(2)/2`` and uses a polynomial of degree
+10 (float64) or 6 (float32) interpolating at Chebyshev nodes, with ``1 + r`` kept
+exact; over a dense sweep of the whole range, subnormal results included, its
+largest relative error on normal results is 1.3e-15 (float64) and 8.0e-8 (float32).
 """
 
 import math
@@ -92,8 +94,20 @@ _PI_3 = 2.0 * _PIO2_3
 # with no float-to-int conversion (AVX2 has none for float64 vectors, so LLVM
 # scalarizes it).
 _ROUND64 = 6755399441055744.0
-_ROUND64_BITS = np.int64(0x4338000000000000)  # the bits of _ROUND64: t's bits minus these are k
 _ROUND32 = np.float32(12582912.0)
+# exp's magic numbers also carry twice the exponent bias into t's low bits (see _exp64)
+_EXP_ROUND64 = _ROUND64 + 2 * _BIAS64
+_EXP_ROUND32 = np.float32(12582912.0 + 2 * _BIAS32)
+# exp(r) = 1 + r + r^2 q(r) on |r| <= ln(2)/2, q interpolating (exp(r) - 1 - r) / r^2
+# (its series, summed in long double) at deg(q) + 1 Chebyshev nodes: deg(q) = 8 for
+# float64 (Taylor needs 12 terms for 1e-15), 4 for float32 (Cephes' expf has 7). The
+# Gaussian epilogue calling vexp is bound by vector-op throughput, so each op saved
+# shows: float64 0.86 ns/element fused (1.15 with Taylor's degree 13) vs np.exp 0.80,
+# float32 0.38 (0.47) vs 0.44. Estrin's scheme and a 4-entry 2**(j/4) table with
+# degree 7 measured slower: they add more ops than they save.
+_P0, _P1, _P2, _P3, _P4, _P5, _P6, _P7, _P8 = (
+    0.5, 0.16666666666648303, 0.04166666666665137, 0.00833333335371711, 0.0013888888905869284,
+    0.00019841208757064867, 2.480153641207907e-05, 2.7625101973433264e-06, 2.761379420954373e-07)
 
 # -- float32 constants (Cephes) ---------------------------------------------
 _F = np.float32
@@ -116,8 +130,8 @@ _ONE_OVER_PI_F = _F(0.318309886183790671538)
 _DP1PI_F = _F(3.140625)  # Cephes' pi/4 parts times 4 (exact): pi in three parts
 _DP2PI_F = _F(9.67502593994140625e-4)
 _DP3PI_F = _F(1.509957990978376432e-7)
-_E1_F, _E2_F, _E3_F = _F(5.0000001201e-1), _F(1.6666665459e-1), _F(4.1665795894e-2)
-_E4_F, _E5_F, _E6_F = _F(8.3334519073e-3), _F(1.3981999507e-3), _F(1.9875691500e-4)
+_P0_F, _P1_F, _P2_F, _P3_F, _P4_F = (_F(c) for c in (
+    0.5, 0.16666577756404877, 0.041666556149721146, 0.008363173343241215, 0.0013926175888627768))
 
 
 #: The integer type of each float's width: a bit cast maps one to the other.
@@ -210,24 +224,23 @@ def _sin64(x):
 
 @njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
 def _exp64(x):
-    # Clamping keeps the integer exponent in range; the two-factor scaling below
-    # then overflows to inf or underflows through the subnormals as libm does.
-    xc = x if x < _EXP64_HIGH else _EXP64_HIGH
-    xc = xc if xc > _EXP64_LOW else _EXP64_LOW
-    t = xc * _LOG2E + _ROUND64  # k = round(x / ln 2) in the low bits, as in _sincos64
-    k = t - _ROUND64
+    # Clamping keeps k in range (the two-factor scaling then overflows, or underflows
+    # through the subnormals, as libm does); NaN passes through both clamps and p.
+    xc = _EXP64_HIGH if x > _EXP64_HIGH else x
+    xc = _EXP64_LOW if xc < _EXP64_LOW else xc
+    t = xc * _LOG2E + _EXP_ROUND64  # k + 2 * bias in the low bits, as in _sincos64
+    k = t - _EXP_ROUND64
     r = xc - k * _LN2_HI
     r = r - k * _LN2_LO
-    p = 1.0 + r * (1.0 + r * (1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (
-        1.0 / 120 + r * (1.0 / 720 + r * (1.0 / 5040 + r * (1.0 / 40320 + r * (
-            1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 + r * (
-                1.0 / 479001600 + r * (1.0 / 6227020800)))))))))))))
-    n = _float_to_bits(t) - _ROUND64_BITS  # k as an integer, with no conversion
-    half = n >> 1
-    scale_a = _bits_to_float((half + _BIAS64) << _MANTISSA64)
-    scale_b = _bits_to_float((n - half + _BIAS64) << _MANTISSA64)
-    res = p * scale_a * scale_b
-    return res if x == x else x
+    p = 1.0 + r * (1.0 + r * (_P0 + r * (_P1 + r * (_P2 + r * (_P3 + r * (_P4 + r * (
+        _P5 + r * (_P6 + r * (_P7 + r * _P8)))))))))
+    # 2**k = 2**floor(k/2) * 2**ceil(k/2): m >> 1 and m - (m >> 1) are their biased
+    # exponents (m = k + 2 bias), and the shift by 52 drops the magic number's bits.
+    bits = _float_to_bits(t)
+    half = bits >> 1
+    scale_a = _bits_to_float(half << _MANTISSA64)
+    scale_b = _bits_to_float((bits - half) << _MANTISSA64)
+    return p * scale_a * scale_b
 
 
 # ---------------------------------------------------------------- float32
@@ -274,20 +287,19 @@ def _sin32(x):
 
 @njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
 def _exp32(x):
-    xc = x if x < _F(_EXP32_HIGH) else _F(_EXP32_HIGH)
-    xc = xc if xc > _F(_EXP32_LOW) else _F(_EXP32_LOW)
-    k = np.floor(xc * _LOG2E_F + _F(0.5))
+    # as _exp64, with float32's 8-bit exponent field
+    xc = _F(_EXP32_HIGH) if x > _F(_EXP32_HIGH) else x
+    xc = _F(_EXP32_LOW) if xc < _F(_EXP32_LOW) else xc
+    t = xc * _LOG2E_F + _EXP_ROUND32
+    k = t - _EXP_ROUND32
     r = xc - k * _LN2_HI_F
     r = r - k * _LN2_LO_F
-    z = r * r
-    p = ((((((_E6_F * r + _E5_F) * r + _E4_F) * r + _E3_F) * r + _E2_F) * r + _E1_F)
-         * z + r + _F(1.0))
-    n = np.int32(k)
-    half = n >> 1
-    scale_a = _bits_to_float(np.int32((half + _BIAS32) << _MANTISSA32))
-    scale_b = _bits_to_float(np.int32((n - half + _BIAS32) << _MANTISSA32))
-    res = p * scale_a * scale_b
-    return res if x == x else x
+    p = _F(1.0) + r * (_F(1.0) + r * (_P0_F + r * (_P1_F + r * (_P2_F + r * (_P3_F + r * _P4_F)))))
+    bits = _float_to_bits(t)
+    half = np.int32(bits >> 1)
+    scale_a = _bits_to_float(np.int32(half << _MANTISSA32))
+    scale_b = _bits_to_float(np.int32((bits - half) << _MANTISSA32))
+    return p * scale_a * scale_b
 
 
 # ------------------------------------------------------------------- log

@@ -91,3 +91,29 @@ def test_vector_log_is_within_an_ulp(dtype, ulps):
     # against the correctly rounded value, in units of the result's last place
     error = np.abs(got.astype(np.float64) - exact) / np.spacing(np.abs(exact).astype(dtype)).astype(np.float64)
     assert error.max() <= ulps, (x[np.argmax(error)], error.max())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_exp_dense_sweep_with_thresholds(dtype):
+    # every reduction interval k ln2 +- ln2/2 of the range, subnormal results included,
+    # and the points around which the two-factor scaling changes its split
+    info = np.finfo(dtype)
+    log_max, log_tiny = np.log(info.max.astype(np.float64)), np.log(info.smallest_subnormal.astype(np.float64))
+    ln2 = np.log(2.0)
+    k = np.arange(np.floor(log_tiny / ln2) - 2, np.ceil(log_max / ln2) + 2)
+    x = np.concatenate([np.linspace(log_tiny - 1, log_max + 1, 400_001),
+                        (k[:, None] * ln2 + np.array([-0.5, -0.3466, 0.0, 0.3466, 0.5]) * ln2).ravel()])
+    x = x.astype(dtype)
+    got = arrays.exp(x)
+    with np.errstate(over="ignore"):
+        exact = np.exp(x.astype(np.float64))
+    normal = (exact > info.tiny) & (exact < info.max)
+    rel = np.abs(got[normal] - exact[normal]) / exact[normal]
+    assert rel.max() < TOL[dtype] / 4
+    sub = exact <= info.tiny
+    assert np.abs(got[sub] - exact[sub]).max() < info.tiny * TOL[dtype]
+    assert np.all(got >= 0)
+    # overflow and underflow where libm's lie, away from rounding at the threshold
+    assert np.all(np.isinf(got[x > log_max * (1 + 1e-6)]))
+    assert np.all(np.isfinite(got[x < log_max * (1 - 1e-6)]))
+    assert np.all(got[x < log_tiny - 1] == 0)
