@@ -103,7 +103,9 @@ class CRAFTMaps(FeatureMap):
         "speed": {"n_components": 1024, "params": {"down": "srht"}},
         "slower_because": "CRAFTMaps first builds an 8x wider Random Maclaurin intermediate "
                           "(D = 8E, the paper's setting) and then projects it down to E: "
-                          "8x the up-projection work of a sketch of width E",
+                          "8x the up-projection work of a sketch of width E; at equal transform time "
+                          "its error is not lower either (the error-per-second experiment): its gain is "
+                          "per output width, for the learner downstream",
     }
 
     @classmethod
