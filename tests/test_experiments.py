@@ -58,18 +58,22 @@ def test_an_experiment_without_a_verdict_is_an_error(tmp_path):
         _framework.execute(spec, quick=True, output=tmp_path)
 
 
-def test_readme_measured_table_is_the_generated_one(registry):
+@pytest.mark.parametrize("where", ["docs", "readme"])
+def test_measured_tables_are_the_generated_ones(registry, where):
     from benchmarks.experiments import measured
 
-    block = measured.readme_block()
-    assert block == measured.table(measured.README.parent / "benchmarks" / "experiments" / "results"), (
-        "README's Measured table differs from the results: run "
+    folder = measured.ROOT / "benchmarks" / "experiments" / "results"
+    path, names = (measured.DOCS, None) if where == "docs" else (measured.README, measured.HEADLINES)
+    block = measured.readme_block(path)
+    assert block == measured.table(folder, names), (
+        f"{path.name}'s Measured table differs from the results: run "
         "`python -m benchmarks.experiments table --write`")
     rows = [line for line in block.splitlines() if line.startswith("| `")]
     assert rows, "the Measured table has no rows"
     for row in rows:
         name = row.split("`")[1]
-        assert name in registry, f"README row names {name!r}, which is no experiment"
+        assert name in registry, f"{path.name} row names {name!r}, which is no experiment"
+    assert set(measured.HEADLINES) <= set(registry), "a headline experiment is not registered"
 
 
 def test_every_experiment_has_committed_results(registry):

@@ -13,8 +13,9 @@ ignores, so trying an experiment leaves the checkout clean; ``--record`` writes
 into ``benchmarks/experiments/results`` instead, the tracked results the README's
 table is built from. ``--quick`` runs each experiment at reduced sizes (its
 declared quick settings); without it, the paper's sizes. ``list`` names each
-experiment's recorded run time. ``table`` prints the README's "Measured" table built from the
-``result.json`` files; ``--write`` puts it into README.md between its markers.
+experiment's recorded run time. ``table`` prints the "Measured" table built from the
+``result.json`` files; ``--write`` puts it into docs/measured.md, and the rows of the
+headline experiments into README.md, between their markers.
 Experiments marked "timed" measure speed: run them on an otherwise idle machine.
 """
 
@@ -68,8 +69,9 @@ def main(argv=None):
                            help="output folder (default: %(default)s, untracked)")
         where.add_argument("--record", action="store_true",
                            help=f"write into the tracked results, {fw.RECORDED}, that the README's table is built from")
-    table = sub.add_parser("table", help="the README's Measured table from the results")
-    table.add_argument("--write", action="store_true", help="write it into README.md")
+    table = sub.add_parser("table", help="the Measured table from the results")
+    table.add_argument("--write", action="store_true",
+                       help="write it into docs/measured.md, and its headline rows into README.md")
     table.add_argument("--out", default=str(fw.RECORDED), help="results folder (default: %(default)s)")
     args = parser.parse_args(argv)
 
@@ -85,12 +87,12 @@ def main(argv=None):
     if args.verb == "table":
         from benchmarks.experiments import measured
 
-        text = measured.table(args.out)
         if args.write:
-            measured.write_readme(text)
-            print("README.md updated", file=sys.stderr)
+            measured.write_all(args.out)
+            print("docs/measured.md (every figure) and README.md (the headline experiments) updated",
+                  file=sys.stderr)
         else:
-            print(text)
+            print(measured.table(args.out))
         return 0
     names = list(experiments) if args.verb == "all" else args.names
     unknown = [n for n in names if n not in experiments]

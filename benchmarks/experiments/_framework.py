@@ -13,7 +13,8 @@ settings of its quick and full modes. It receives a :class:`Run` and uses it to
 The runner then writes, in ``OUTPUT/NAME/``: ``NAME.csv``, ``NAME.png``,
 ``verdict.md`` (the claim, the paper's number, ours, whether the claim holds here)
 and ``result.json`` (the same, for :mod:`benchmarks.experiments.measured`, which
-builds the README's "Measured" table from every ``result.json``).
+builds the "Measured" tables of docs/measured.md and the README from every
+``result.json``).
 
 This folder has no ``__init__.py`` on purpose: asv discovers only packages, so it
 never imports these modules (they are not benchmarks).
@@ -28,8 +29,9 @@ from pathlib import Path
 
 from benchmarks.machine import forced_target
 
-#: The recorded results, kept in git: the README's "Measured" table is generated
-#: from these files, so only ``run --record`` writes here.
+#: The recorded results, kept in git: the "Measured" tables (docs/measured.md, the
+#: README's headline rows) are generated from these files, so only ``run --record``
+#: writes here.
 RECORDED = Path(__file__).resolve().parent / "results"
 
 #: Where a run writes unless told otherwise: untracked (``.asv/`` is ignored by
