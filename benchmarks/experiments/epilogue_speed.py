@@ -18,6 +18,10 @@ the function.
 
 from benchmarks.experiments._framework import experiment, figure
 
+#: Each epilogue's two labels: ours (what it fuses) and numpy's function alone.
+LABELS = {"cos": ("cos: ours (phase, cos, scale)", "cos: np.cos alone"),
+          "exp": ("exp: ours (distance, exp)", "exp: np.exp alone")}
+
 
 def _ns_per_element(function, restore, n_elements, repeats):
     """Median ns per element of ``function()``, less the time of ``restore()`` it needs first."""
@@ -84,14 +88,14 @@ def epilogue_speed(run):
                 _cos_features(work, offset, scale)  # compile outside the clock
                 kernel_block(work, X, V, sq_v, 0, gamma, one, 2)
                 timings = {
-                    "cos: ours (phase, cos, scale)": _ns_per_element(
+                    LABELS["cos"][0]: _ns_per_element(
                         lambda: _cos_features(work, offset, scale), restore_products, n * m, s["repeats"]),
-                    "cos: np.cos alone": _ns_per_element(
+                    LABELS["cos"][1]: _ns_per_element(
                         lambda: np.cos(products, out=spare), lambda: None, n * m, s["repeats"]),
-                    "exp: ours (distance, exp)": _ns_per_element(
+                    LABELS["exp"][0]: _ns_per_element(
                         lambda: kernel_block(work, X, V, sq_v, 0, gamma, one, 2), restore_gram, n * m,
                         s["repeats"]),
-                    "exp: np.exp alone": _ns_per_element(
+                    LABELS["exp"][1]: _ns_per_element(
                         lambda: np.exp(gram, out=spare), lambda: None, n * m, s["repeats"]),
                 }
                 cells[dtype, n] = timings
@@ -99,15 +103,15 @@ def epilogue_speed(run):
                           "numba_target": target} for k, v in timings.items()]
     run.write_csv(rows)
 
-    ratio = {(f, t, n): cells[t, n][f"{f}: ours " + ("(phase, cos, scale)" if f == "cos" else "(distance, exp)")]
-             / cells[t, n][f"{f}: np.{f} alone"] for f in ("cos", "exp") for (t, n) in cells}
+    ratio = {(f, t, n): cells[t, n][ours] / cells[t, n][numpy]
+             for f, (ours, numpy) in LABELS.items() for (t, n) in cells}
     _plot(run, cells, target)
     misses = [f"{f} {t} {n} rows: {r:.2f}" for (f, t, n), r in ratio.items() if r > 1.0]
     status = "holds" if not misses else ("does not hold" if len(misses) == len(ratio) else "partly holds")
 
     def cell(f, t):
-        return ", ".join(f"{cells[t, n][[k for k in cells[t, n] if k.startswith(f + ': ours')][0]]:.3f} vs "
-                         f"{cells[t, n][f'{f}: np.{f} alone']:.3f}" for n in s["rows"])
+        ours, numpy = LABELS[f]
+        return ", ".join(f"{cells[t, n][ours]:.3f} vs {cells[t, n][numpy]:.3f}" for n in s["rows"])
 
     run.verdict(
         status,
@@ -126,8 +130,7 @@ def _plot(run, cells, target):
     fig, ax = figure(2, 1, width=5.0)
     keys = sorted(cells)
     x = np.arange(len(keys))
-    for panel, f in enumerate(("cos", "exp")):
-        labels = [k for k in cells[keys[0]] if k.startswith(f + ":")]
+    for panel, (f, labels) in enumerate(LABELS.items()):
         for j, label in enumerate(labels):
             ax[0, panel].bar(x + (j - 0.5) * 0.4, [cells[k][label] for k in keys], 0.4, label=label[len(f) + 2:])
         ax[0, panel].set_xticks(x, [f"{t}\n{n} rows" for t, n in keys], fontsize=8)
