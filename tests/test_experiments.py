@@ -116,3 +116,147 @@ def test_nystroem_solver_experiments_run_in_quick_mode(registry, name, tmp_path)
     assert result["status"] in _framework.STATUSES
     assert result["measured"] and result["mode"] == "quick"
     assert len((tmp_path / name / f"{name}.csv").read_text().splitlines()) > 1
+
+
+def _sized_experiment(name, size, quick_rows, full_rows, status="holds"):
+    """A registered-like experiment that writes its outputs at once, with one size knob ``rows``."""
+    from benchmarks.experiments import _framework
+
+    def function(run):
+        run.write_csv([{"rows": run.settings["rows"]}])
+        fig, _ = _framework.figure()
+        run.save_figure(fig)
+        run.verdict(status, ours="ours", measured=[("what", "figure")])
+
+    return _framework.Experiment(name, function, "p", "s", "c", "v", {"rows": quick_rows}, {"rows": full_rows},
+                                 sizes=(size,))
+
+
+def _heading_and_cell(folder, name):
+    from benchmarks.experiments import measured
+
+    heading = (folder / name / "verdict.md").read_text().splitlines()[0]
+    cells = [line.split(" | ")[4] for line in measured.table(folder).splitlines() if line.startswith(f"| `{name}`")]
+    assert len(cells) == 1
+    return heading, cells[0]
+
+
+def test_verdict_heading_and_table_cell_give_the_mode_and_the_size(registry, tmp_path):
+    from benchmarks.experiments import _framework
+    from benchmarks.experiments._sizes import Size
+
+    spec = _sized_experiment("sized", Size("rows", "{} rows"), 20_000, 10**6)
+    _framework.execute(spec, quick=True, output=tmp_path / "quick")
+    assert _heading_and_cell(tmp_path / "quick", "sized") == ("# sized: holds (quick: 20 000 rows)",
+                                                              "holds (quick: 20 000 rows)")
+    assert "**Size**: ran at 20 000 rows; the claim names no size" in (tmp_path / "quick/sized/verdict.md").read_text()
+    _framework.execute(spec, quick=False, output=tmp_path / "full")
+    assert _heading_and_cell(tmp_path / "full", "sized") == ("# sized: holds (full)", "holds (full)")
+
+
+def test_a_run_below_the_claimed_size_is_never_shown_as_a_bare_holds(registry, tmp_path):
+    from benchmarks.experiments import _framework
+    from benchmarks.experiments._sizes import Size
+
+    spec = _sized_experiment("claimed", Size("rows", "{} rows", claim=10**6), 20_000, 10**6)
+    result = _framework.execute(spec, quick=True, output=tmp_path / "quick")
+    shown = "holds at 20 000 rows (quick); claim at 10⁶ rows not tested"
+    assert _heading_and_cell(tmp_path / "quick", "claimed") == (f"# claimed: {shown}", shown)
+    assert result["size"] == [{"setting": "rows", "ran": 20_000, "ran_text": "20 000 rows", "claim": 10**6,
+                               "claim_text": "10⁶ rows", "reached": False}]
+    assert "ran at 20 000 rows; the claim is at 10⁶ rows: this run is below it" in (
+        tmp_path / "quick/claimed/verdict.md").read_text()
+    _framework.execute(spec, quick=False, output=tmp_path / "full")
+    assert _heading_and_cell(tmp_path / "full", "claimed")[1] == "holds (full)"
+
+
+def test_committed_verdicts_and_tables_show_mode_and_size(registry):
+    from benchmarks.experiments import _framework, measured
+    from benchmarks.experiments._sizes import shown_status
+
+    for result in measured.results(_framework.RECORDED):
+        folder = _framework.RECORDED / (result["name"] + ("" if result["target"] == "host" else f"@{result['target']}"))
+        heading = (folder / "verdict.md").read_text().splitlines()[0]
+        shown = shown_status(result)
+        assert heading.endswith(f": {shown}") and shown not in _framework.STATUSES, heading
+        assert f"({result['mode']}" in shown, heading
+        if any(size["reached"] is False for size in result["size"]):
+            assert "not tested" in shown, heading
+    falkon = json.loads((_framework.RECORDED / "falkon-scale" / "result.json").read_text())
+    assert "claim at 10⁶ in-memory rows" in shown_status(falkon) and "10⁷ Dask rows" in shown_status(falkon)
+    for path in (measured.DOCS, measured.README):
+        cells = {line.split(" | ")[4] for line in measured.readme_block(path).splitlines() if line.startswith("| `")}
+        assert not cells & set(_framework.STATUSES), f"{path.name} shows a verdict without its mode"
+
+
+def test_rerender_reproduces_the_committed_results(registry, tmp_path):
+    """From a result.json without its size entries and a stale verdict.md, ``rerender``
+    writes back exactly the committed files."""
+    from benchmarks.experiments import _framework
+    from benchmarks.experiments.__main__ import main
+
+    folders = sorted(p.parent for p in _framework.RECORDED.glob("*/result.json"))
+    for folder in folders:
+        result = json.loads((folder / "result.json").read_text())
+        del result["size"]
+        (tmp_path / folder.name).mkdir()
+        (tmp_path / folder.name / "result.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
+        (tmp_path / folder.name / "verdict.md").write_text("stale\n")
+    assert main(["rerender", "--out", str(tmp_path)]) == 0
+    for folder in folders:
+        for name in ("result.json", "verdict.md"):
+            assert (tmp_path / folder.name / name).read_bytes() == (folder / name).read_bytes(), (folder.name, name)
+
+
+def test_every_experiment_declares_its_sizes_and_the_sizes_its_claim_names(registry):
+    from benchmarks.experiments import _framework
+    from benchmarks.experiments._sizes import Size
+
+    claimed = {"falkon-scale": {"rows": 10**6, "m": 16384, "dask_rows": 10**7, "dask_m": 4096},
+               "falkon-speed": {"sizes": [10**5, 2 * 10**5], "m": 8192}, "falkon-sklearn": {"n_train": 50_000},
+               "dask-out-of-core": {"rows": 10**7}, "dask-overhead": {"rows": 10**6},
+               "rff-table1": {"forest.n_train": 500_000}}
+    for name, spec in registry.items():
+        assert spec.sizes, f"{name} declares no size"
+    for name, sizes in claimed.items():
+        assert {s.setting: s.claim for s in registry[name].sizes if s.claim is not None} == sizes, name
+    with pytest.raises(ValueError, match="'rows' is not in its quick settings"):
+        _framework.experiment("bad-size", paper="p", source="s", claim="c", paper_value="v", quick={}, full={},
+                              size=Size("rows", "{} rows"))
+
+
+@pytest.mark.parametrize("value, text", [(300, "300"), (4096, "4096"), (20_000, "20 000"), (16_384, "16 384"),
+                                         (10**6, "10⁶"), (2 * 10**5, "2·10⁵"), (1_048_576, "1 048 576"),
+                                         ("letter", "letter")])
+def test_sizes_read_as_the_claims_write_them(value, text):
+    from benchmarks.experiments._sizes import count
+
+    assert count(value) == text
+
+
+@pytest.mark.parametrize("args, message", [
+    (["table", "--out", "{missing}"], "does not exist"),
+    (["table", "--out", "{file}"], "is a file, not a folder"),
+    (["table", "--write", "--out", "{file}"], "is a file, not a folder"),
+    (["table", "--out", "{empty}"], "holds no NAME/result.json"),
+    (["rerender", "--out", "{missing}"], "does not exist"),
+    (["run", "rff-error", "--quick", "--out", "{file}"], "is a file, not a folder"),
+    (["run", "rff-error", "--quick", "--out", "{file}/under"], "cannot be created"),
+    (["all", "--quick", "--out", "{file}"], "is a file, not a folder"),
+    (["run", "no-such-experiment"], "unknown experiment"),
+])
+def test_cli_bad_paths_and_names_are_errors(registry, tmp_path, capsys, args, message):
+    """Each exits 2 with the problem named, before any experiment runs or any file is written."""
+    from benchmarks.experiments import measured
+    from benchmarks.experiments.__main__ import main
+
+    (tmp_path / "file").write_text("not a folder\n")
+    (tmp_path / "empty").mkdir()
+    paths = {key: str(tmp_path / key) for key in ("missing", "file", "empty")}
+    readme, docs = measured.README.read_bytes(), measured.DOCS.read_bytes()
+    with pytest.raises(SystemExit) as exit_:
+        main([arg.format(**paths) for arg in args])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+    assert (tmp_path / "file").read_text() == "not a folder\n"
+    assert measured.README.read_bytes() == readme and measured.DOCS.read_bytes() == docs

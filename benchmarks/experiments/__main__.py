@@ -5,7 +5,8 @@ Usage (from the root of a clone)::
     python -m benchmarks.experiments list
     python -m benchmarks.experiments run NAME [NAME ...] [--quick] [--out DIR | --record]
     python -m benchmarks.experiments all [--quick] [--out DIR | --record]
-    python -m benchmarks.experiments table [--write]
+    python -m benchmarks.experiments table [--write] [--out DIR]
+    python -m benchmarks.experiments rerender [--out DIR]
 
 ``run`` and ``all`` write ``DIR/NAME/{NAME.csv, NAME.png, verdict.md, result.json}``
 and print each verdict. ``DIR`` is ``.asv/experiments`` by default, which git
@@ -15,7 +16,12 @@ table is built from. ``--quick`` runs each experiment at reduced sizes (its
 declared quick settings); without it, the paper's sizes. ``list`` names each
 experiment's recorded run time. ``table`` prints the "Measured" table built from the
 ``result.json`` files; ``--write`` puts it into docs/measured.md, and the rows of the
-headline experiments into README.md, between their markers.
+headline experiments into README.md, between their markers. ``rerender`` rewrites
+each ``verdict.md`` and the size entries of its ``result.json`` from that
+``result.json`` and the experiment's declared sizes, without running anything.
+Every verdict shows its mode and size: "holds (full)", "holds (quick: 300 rows)",
+or "holds at 20 000 rows (quick); claim at 10⁶ rows not tested" for a run below a
+size its claim names.
 Experiments marked "timed" measure speed: run them on an otherwise idle machine.
 """
 
@@ -52,8 +58,23 @@ def _recorded_times(folder):
     return times
 
 
+def _folder_problem(path, must_exist):
+    """Why ``path`` cannot serve as a folder (None if it can): a file, under a file, or
+    (with ``must_exist``) missing."""
+    from pathlib import Path
+
+    path = Path(path)
+    if path.exists():
+        return None if path.is_dir() else f"{path} is a file, not a folder"
+    if must_exist:
+        return f"{path} does not exist"
+    parent = next(p for p in path.parents if p.exists())
+    return None if parent.is_dir() else f"{path} cannot be created: {parent} is a file"
+
+
 def main(argv=None):
     from benchmarks.experiments import _framework as fw
+    from benchmarks.experiments._sizes import shown_status
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.experiments",
                                      description=__doc__.split("\n\n")[0])
@@ -73,6 +94,8 @@ def main(argv=None):
     table.add_argument("--write", action="store_true",
                        help="write it into docs/measured.md, and its headline rows into README.md")
     table.add_argument("--out", default=str(fw.RECORDED), help="results folder (default: %(default)s)")
+    rerender = sub.add_parser("rerender", help="rewrite each verdict.md and its size entries from result.json")
+    rerender.add_argument("--out", default=str(fw.RECORDED), help="results folder (default: %(default)s)")
     args = parser.parse_args(argv)
 
     experiments = fw.registry()
@@ -84,15 +107,29 @@ def main(argv=None):
         return 0
     if getattr(args, "record", False):
         args.out = str(fw.RECORDED)
+    problem = _folder_problem(args.out, must_exist=args.verb in ("table", "rerender"))
+    if problem:  # before any experiment runs, so that a bad path costs nothing
+        parser.error(f"--out: {problem}")
+    if args.verb == "rerender":
+        try:
+            folders = fw.rerender(args.out, experiments)
+        except (OSError, ValueError) as exc:
+            parser.error(str(exc))
+        print(f"{len(folders)} verdict(s) rewritten in {args.out}", file=sys.stderr)
+        return 0
     if args.verb == "table":
         from benchmarks.experiments import measured
 
+        try:
+            if args.write:
+                measured.write_all(args.out)
+            else:
+                print(measured.table(args.out))
+        except (OSError, ValueError) as exc:
+            parser.error(str(exc))
         if args.write:
-            measured.write_all(args.out)
             print("docs/measured.md (every figure) and README.md (the headline experiments) updated",
                   file=sys.stderr)
-        else:
-            print(measured.table(args.out))
         return 0
     names = list(experiments) if args.verb == "all" else args.names
     unknown = [n for n in names if n not in experiments]
@@ -118,15 +155,15 @@ def main(argv=None):
             tqdm.write(f"{name}: FAILED\n{traceback.format_exc()}")
             continue
         verdicts.append(result)
-        tqdm.write(f"{name}: {result['status']} ({result['seconds']:.0f} s): {result['ours']}")
+        tqdm.write(f"{name}: {shown_status(result)} ({result['seconds']:.0f} s): {result['ours']}")
     print(f"\n{len(verdicts)} experiment(s) in {time.perf_counter() - started:.0f} s "
           f"({'quick' if args.quick else 'full'}); outputs in {args.out}")
     for result in verdicts:
-        print(f"  {result['status']:>14s}  {result['name']}: {result['paper']}, {result['source']}")
+        print(f"  {result['name']}: {shown_status(result)} ({result['paper']}, {result['source']})")
     for name, why in skipped:
-        print(f"  {'not run':>14s}  {name}: {why}")
+        print(f"  {name}: not run: {why}")
     for name, why in failed:
-        print(f"  {'FAILED':>14s}  {name}: {why}")
+        print(f"  {name}: FAILED: {why}")
     return 1 if failed else 0
 
 

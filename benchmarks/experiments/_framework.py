@@ -1,8 +1,10 @@
 """The paper-claim runner's machinery: the experiment registry and what each run writes.
 
 An experiment is a function decorated with :func:`experiment`, which declares the
-claim it checks, the paper's figure or table and the paper's number, and the
-settings of its quick and full modes. It receives a :class:`Run` and uses it to
+claim it checks, the paper's figure or table and the paper's number, the
+settings of its quick and full modes, and its size knobs (``size=Size(...)``: the
+setting that holds a size, and the size the claim names, if it names one). It
+receives a :class:`Run` and uses it to
 
 * read its settings (``run.settings``; ``run.quick`` tells the mode);
 * show progress over long loops (``run.progress(iterable, desc=...)``, a tqdm bar);
@@ -14,7 +16,15 @@ The runner then writes, in ``OUTPUT/NAME/``: ``NAME.csv``, ``NAME.png``,
 ``verdict.md`` (the claim, the paper's number, ours, whether the claim holds here)
 and ``result.json`` (the same, for :mod:`benchmarks.experiments.measured`, which
 builds the "Measured" tables of docs/measured.md and the README from every
-``result.json``).
+``result.json``). :func:`rerender` rewrites both from ``result.json`` alone, with
+the size entries of the experiment's current declaration.
+
+Every verdict heading and table cell shows the status with its mode and size
+(:mod:`benchmarks.experiments._sizes`): "holds (full)" for a full run,
+"holds (quick: 300 rows)" for a quick one, and "holds at 20 000 rows (quick); claim
+at 10⁶ rows not tested" for a run below a size its claim names, which therefore never
+shows a bare "holds". The status stays one of :data:`STATUSES`, the experiment's
+judgement at the size that ran.
 
 This folder has no ``__init__.py`` on purpose: asv discovers only packages, so it
 never imports these modules (they are not benchmarks).
@@ -27,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.experiments._sizes import Size, check, entry, shown_status, size_line
 from benchmarks.machine import forced_target
 
 #: The recorded results, kept in git: the "Measured" tables (docs/measured.md, the
@@ -38,7 +49,8 @@ RECORDED = Path(__file__).resolve().parent / "results"
 #: git), so that trying an experiment leaves the checkout clean.
 DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / ".asv" / "experiments"
 
-#: The verdicts an experiment may give.
+#: The verdicts an experiment may give, at the size it ran (shown with the mode and
+#: size by :func:`~benchmarks.experiments._sizes.shown_status`).
 STATUSES = ("holds", "partly holds", "does not hold")
 
 _REGISTRY = {}
@@ -56,6 +68,7 @@ class Experiment:
     full: dict               # settings of the default (the paper's sizes where we can)
     timed: bool = False      # measures speed: run it on an otherwise idle machine
     requires: tuple = ()     # (module, how to install it): optional peers it cannot run without
+    sizes: tuple = ()        # Size(...) knobs: the size that ran, and the size the claim names
 
     def settings(self, quick):
         return dict(self.quick if quick else self.full)
@@ -71,20 +84,24 @@ class MissingRequirement(RuntimeError):
     """An experiment's optional peer is not installed: nothing was run or overwritten."""
 
 
-def experiment(name, *, paper, source, claim, paper_value, quick, full, timed=False, requires=()):
+def experiment(name, *, paper, source, claim, paper_value, quick, full, size, timed=False, requires=()):
     """Register the decorated ``function(run)`` as the experiment ``name``.
 
-    ``requires`` lists ``(module, install hint)`` pairs: without them the
-    experiment is not run (``all`` skips it and says so) and its earlier results
-    stay as they are."""
+    ``size`` is a :class:`~benchmarks.experiments._sizes.Size`, or a tuple of them:
+    the settings that say how large a run is, each with the size the claim sentence
+    names (``claim=10**6``) where it names one. ``requires`` lists ``(module,
+    install hint)`` pairs: without them the experiment is not run (``all`` skips it
+    and says so) and its earlier results stay as they are."""
     if not name.replace("-", "").replace("_", "").isalnum():
         raise ValueError(f"experiment names are letters, digits, '-' and '_'; got {name!r}")
+    sizes = (size,) if isinstance(size, Size) else tuple(size)
+    check(name, sizes, quick, full)
 
     def register(function):
         if name in _REGISTRY:
             raise ValueError(f"experiment {name!r} is registered twice")
         _REGISTRY[name] = Experiment(name, function, paper, source, claim, paper_value,
-                                     dict(quick), dict(full), timed, tuple(requires))
+                                     dict(quick), dict(full), timed, tuple(requires), sizes)
         return function
 
     return register
@@ -256,7 +273,7 @@ def _finish(spec, run, quick, seconds, describe, machine_info):
     result = {
         "name": spec.name, "target": forced_target() or "host", "paper": spec.paper, "source": spec.source, "claim": spec.claim,
         "paper_value": spec.paper_value, "settings": run.settings,
-        "mode": "quick" if quick else "full",
+        "mode": "quick" if quick else "full", "size": [entry(size, run.settings) for size in spec.sizes],
         "command": _command_prefix() + command(spec.name, quick),
         "status": v.status, "ours": v.ours, "note": v.note, "measured": v.measured,
         "seconds": round(seconds, 1), "machine": info, "machine_line": describe(info),
@@ -273,14 +290,44 @@ def _finish(spec, run, quick, seconds, describe, machine_info):
 def render_verdict(result):
     out = io.StringIO()
     target = f" ({result['target']} target)" if result.get("target", "host") != "host" else ""
-    out.write(f"# {result['name']}{target}: {result['status']}\n\n")
+    out.write(f"# {result['name']}{target}: {shown_status(result)}\n\n")
     out.write(f"**Claim** ({result['paper']}, {result['source']}): {result['claim']}\n\n")
     out.write(f"**Paper**: {result['paper_value']}\n\n")
     out.write(f"**Ours**: {result['ours']}\n\n")
     if result["note"]:
         out.write(f"**Note**: {result['note']}\n\n")
+    out.write(f"**Size**: {size_line(result)}\n\n")
     out.write(f"**Settings** ({result['mode']}): {_format_settings(result['settings'])}\n\n")
     out.write(f"**Machine**: {result['machine_line']}; {result['seconds']} s on {result['date']}\n\n")
     out.write(f"**Command**: `{result['command']}`\n\n")
     out.write(f"![{result['name']}]({result['png']})\n\nData: [{result['csv']}]({result['csv']})\n")
     return out.getvalue()
+
+
+def rerender(folder, experiments):
+    """Rewrite every ``*/result.json`` under ``folder`` with the size entries of its
+    experiment's declaration in ``experiments`` (name -> :class:`Experiment`), and its
+    ``verdict.md`` from it; nothing is re-run. Returns the folders rewritten."""
+    paths = sorted(Path(folder).glob("*/result.json"))
+    if not paths:
+        raise ValueError(f"{folder} holds no NAME/result.json to rerender")
+    results = [json.loads(path.read_text()) for path in paths]
+    unknown = sorted({r["name"] for r in results} - set(experiments))
+    if unknown:
+        raise ValueError(f"results of unregistered experiment(s) {', '.join(unknown)} under {folder}")
+    texts = []  # every file is rendered before the first is written, so a bad one leaves all as they were
+    for path, result in zip(paths, results):
+        try:
+            sizes = [entry(size, result["settings"]) for size in experiments[result["name"]].sizes]
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{path}: its settings lack a size setting its experiment declares ({exc})") from exc
+        keys = list(result)
+        # the size entries follow the mode, so that the rest of result.json stays as it was
+        rewritten = {key: result[key] for key in keys[:keys.index("mode") + 1]}
+        rewritten["size"] = sizes
+        rewritten.update({key: value for key, value in result.items() if key not in rewritten})
+        texts += [(path, json.dumps(rewritten, indent=1, ensure_ascii=False) + "\n"),
+                  (path.with_name("verdict.md"), render_verdict(rewritten))]
+    for path, text in texts:
+        path.write_text(text)
+    return [path.parent for path in paths]

@@ -2,6 +2,7 @@
 features against a trained ReLU network of the same width."""
 
 from benchmarks.experiments._framework import experiment, figure, width_axis
+from benchmarks.experiments._sizes import Size
 
 #: (projection, label) of the two maps of the error experiment.
 _PROJECTIONS = (("dense", "dense Gaussian"), ("structured", "structured HD, chi norms"))
@@ -20,6 +21,7 @@ _PROJECTIONS = (("dense", "dense Gaussian"), ("structured", "structured HD, chi 
                 "at every D",
     quick={"dataset": "letter", "rows": 300, "widths": [64, 256, 1024, 4096], "seeds": 3},
     full={"dataset": "letter", "rows": 1000, "widths": [64, 128, 256, 512, 1024, 2048, 4096, 8192], "seeds": 5},
+    size=Size("rows", "{} rows"),
 )
 def arc_cosine_error(run):
     import numpy as np
@@ -103,6 +105,7 @@ def arc_cosine_error(run):
     full={"datasets": ["letter", "digits"], "max_train": None, "widths": [256, 1024, 4096], "mlp_max_iter": 200,
           "alphas": [1e-3, 1e-2, 1e-1, 1.0, 10.0], "validation": 0.2, "seeds": 3},
     timed=True,
+    size=Size("max_train", "{} training rows", whole="the full training splits"),
 )
 def arc_cosine_mlp(run):
     import time

@@ -22,6 +22,7 @@ The circulant maps' kernel MSE (Figure 3) is ``cnm-figure3`` in
 
 from benchmarks.experiments._data import standardized_split
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 #: Table 2 of the paper: (dataset, k) -> (RFF, circulant-random, circulant-optimized), mean and std in %.
 PAPER_TABLE2 = {
@@ -50,6 +51,7 @@ PEGASOS_STEPS = 2100
                 "CIFAR d: 69.14, 65.21, 71.17; 2d: 71.15, 68.56, 71.11",
     quick={"datasets": ["digits", "pendigits"], "multiples": [1, 2], "seeds": 2},
     full={"datasets": ["digits", "magic04", "letter", "pendigits"], "multiples": [1, 2], "seeds": 5},
+    size=Size("datasets", "{} datasets", measure=len),
 )
 def circulant_table2(run):
     import numpy as np
@@ -173,6 +175,7 @@ def circulant_table2(run):
     quick={"shapes": [[2000, 16, 1024], [1000, 1024, 4096], [500, 4096, 4096]], "repeats": 3},
     full={"shapes": [[4000, 16, 1024], [4000, 16, 4096], [2000, 1024, 4096], [1000, 4096, 4096]], "repeats": 7},
     timed=True,
+    size=Size("shapes", "up to {} rows", measure=lambda shapes: max(n for n, _, _ in shapes)),
 )
 def circulant_speed(run):
     import os

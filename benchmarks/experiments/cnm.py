@@ -29,6 +29,7 @@ The timed ``cnm-training-speed``, on the same protocol, is in
 from benchmarks.experiments._common import one_blas_thread
 from benchmarks.experiments._data import standardized_split
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 #: CNM-classification's settings (the paper's M = 500, T1 = T2 = 100; 20 rounds).
 CNM = {"alpha": 1e-4, "batch_size": 500, "n_steps_w": 100, "n_steps_theta": 100,
@@ -60,6 +61,7 @@ COMPACT = 8
     full={"datasets": ["banana", "magic04", "letter", "pendigits"],
           "widths": [2, 4, 8, 16, 32, 64, 128, 256, 512],
           "kerapp_widths": [2, 4, 8, 16, 32, 64, 128], "rbf_rows": 6000},
+    size=Size("datasets", "{} datasets", measure=len),
 )
 def cnm_figure1(run):
     import time
@@ -178,6 +180,7 @@ def cnm_figure1(run):
     quick={"datasets": ["banana", "pendigits"], "widths": [2, 8, 32, 128], "eval_rows": 500, "seeds": 1},
     full={"datasets": ["banana", "magic04", "letter", "pendigits"], "widths": [2, 4, 8, 16, 32, 64, 128],
           "eval_rows": 500, "seeds": 3},
+    size=(Size("datasets", "{} datasets", measure=len), Size("widths", "k up to {}", claim=128, measure=max)),
 )
 def cnm_figure2(run):
     import numpy as np
@@ -254,6 +257,7 @@ IDENTICAL = 1.15
                 "identical MSE compared to the Random Fourier Features'",
     quick={"datasets": ["letter", "digits", "mfeat"], "rows": 300, "multiples": [1, 4, 16], "seeds": 10},
     full={"datasets": ["letter", "digits", "mfeat"], "rows": 300, "multiples": [1, 2, 4, 8, 16], "seeds": 100},
+    size=Size("seeds", "{} seeds"),
 )
 def cnm_figure3(run):
     import numpy as np

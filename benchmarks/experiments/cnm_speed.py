@@ -15,6 +15,7 @@ for both methods.
 from benchmarks.experiments._common import one_blas_thread
 from benchmarks.experiments._data import standardized_split
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 from benchmarks.experiments.cnm import CNM
 
 
@@ -32,6 +33,7 @@ from benchmarks.experiments.cnm import CNM
     full={"dataset": "letter", "k_cnm": 64, "k_rff": 512, "seeds": 3, "lambdas": [1e-4, 1e-5, 1e-6],
           "steps": list(range(100, 2001, 100)) + [3000, 4000, 8000], "give_up_ratio": None},
     timed=True,
+    size=Size("steps", "up to {} Pegasos steps", measure=max),
 )
 def cnm_training_speed(run):
     import os

@@ -5,6 +5,7 @@ path, and 1 against 2 workers, on a real ``dask.distributed.LocalCluster`` bound
 from benchmarks.common import peak_resident_bytes as _peak_resident_bytes
 from benchmarks.common import synthetic_labels as _labels
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 _REQUIRES = (("distributed", "pip install 'kernelmaps[dask]'"),)
 _PAPER = "Hamid et al., ICML 2014 (CRAFTMaps), section 4"
@@ -55,6 +56,7 @@ def _warm(client, rff):
           "workers": 2},
     timed=True,
     requires=_REQUIRES,
+    size=Size("rows", "{} rows", claim=10**7),
 )
 def dask_out_of_core(run):
     import time
@@ -174,6 +176,7 @@ def _time_paths(run, s, n_workers_list, include_in_memory):
     full={"rows": 1_000_000, "features": 16, "D": 2048, "chunk_rows": 100_000, "repeats": 3},
     timed=True,
     requires=_REQUIRES,
+    size=Size("rows", "{} rows", claim=10**6),
 )
 def dask_overhead(run):
     s = run.settings
@@ -207,6 +210,7 @@ def dask_overhead(run):
     full={"rows": 1_000_000, "features": 16, "D": 2048, "chunk_rows": 100_000, "repeats": 3},
     timed=True,
     requires=_REQUIRES,
+    size=Size("rows", "{} rows"),
 )
 def dask_scaling(run):
     s = run.settings

@@ -17,6 +17,7 @@ the function.
 """
 
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 #: Each epilogue's two labels: ours (what it fuses) and numpy's function alone.
 LABELS = {"cos": ("cos: ours (phase, cos, scale)", "cos: np.cos alone"),
@@ -52,6 +53,7 @@ def _ns_per_element(function, restore, n_elements, repeats):
     quick={"rows": [32, 256], "columns": 4096, "repeats": 41},
     full={"rows": [32, 256, 1024], "columns": 4096, "repeats": 101},
     timed=True,
+    size=Size("rows", "blocks of up to {} rows", measure=max),
 )
 def epilogue_speed(run):
     import numpy as np

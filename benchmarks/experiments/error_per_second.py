@@ -36,6 +36,7 @@ panels per peer and dataset).
 """
 
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 KINDS = (("kernel_error", "kernel error (rel. Frobenius)"), ("test_error", "test error (%)"))
 OURS_STYLE = {"color": "tab:blue", "marker": "o", "linestyle": "-"}
@@ -280,6 +281,8 @@ def _cell_text(table, name, versus, ds):
           "widths": [64, 128, 256, 512, 1024, 2048, 4096], "chi2_steps": [1, 2, 3],
           "peer_max_width": 8192, "repeats": 5, "min_seconds": 0.3, "n_eval": 1000, "alpha": 1.0, "rel_tol": 0.05, "test_tol_rows": 2},
     timed=True,
+    # "every bundled dataset": banana, magic04, letter and pendigits
+    size=Size("datasets", "{} datasets", claim=4, measure=len),
 )
 def error_per_second(run):
     from benchmarks import common

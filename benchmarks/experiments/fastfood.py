@@ -1,6 +1,7 @@
 """Fastfood (Le, Sarlós & Smola, ICML 2013): much faster than dense random features, about as accurate."""
 
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 #: The paper's Table 2 at d = 1024, n = 16384 basis functions: ms per input.
 _PAPER_MS = {"Fastfood": 0.58, "RFF (RKS)": 13.9}
@@ -17,6 +18,7 @@ _PAPER_MS = {"Fastfood": 0.58, "RFF (RKS)": 13.9}
     quick={"d": 1024, "D": 16384, "N": 1000, "repeats": 3, "error_rows": 300, "error_seeds": 2},
     full={"d": 1024, "D": 16384, "N": 5000, "repeats": 5, "error_rows": 500, "error_seeds": 3},
     timed=True,
+    size=Size("N", "{} rows"),
 )
 def fastfood(run):
     import time

@@ -21,6 +21,7 @@ compares two libraries as a user would run them.
 
 from benchmarks.experiments._common import loglog_slope, one_blas_thread, scaling_verdict
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 PAPER = "Băzăvan, Li & Sminchisescu, NIPS 2012"
 
@@ -59,6 +60,7 @@ def _points(values, fmt="{:+.2f}"):
     quick={"rows": 20000, "dims": 64, "components": 4096, "sample_steps": 2, "repeats": 3},
     full={"rows": 20000, "dims": 64, "components": 4096, "sample_steps": 2, "repeats": 7},
     timed=True,
+    size=Size("rows", "{} rows"),
 )
 def fkl_speed(run):
     import time
@@ -152,6 +154,7 @@ def fkl_speed(run):
     paper_value="no synthetic experiment in the paper (its VOC runs learn the scales the same way)",
     quick={"components": 1000, "alpha": 0.1, "seeds": 3, "train": 600, "test": 1000},
     full={"components": 1000, "alpha": 0.1, "seeds": 5, "train": 600, "test": 1000},
+    size=Size("seeds", "{} seeds"),
 )
 def fkl_synthetic(run):
     import warnings
@@ -249,6 +252,7 @@ def fkl_synthetic(run):
            "components": {"magic04": [512], "letter": [512, 1024]}, "alpha": 0.1, "max_iter": 30},
     full={"datasets": ["magic04", "letter"], "sizes": [1000, 2000, 4000, 8000],
           "components": {"magic04": [2048], "letter": [2048, 4096]}, "alpha": 0.1, "max_iter": 30},
+    size=Size("sizes", "N up to {}", measure=max),
 )
 def fkl_vs_krr(run):
     import time
@@ -353,6 +357,7 @@ def fkl_vs_krr(run):
     full={"rff_sizes": [2000, 4000, 8000, 16000, 32000, 64000], "krr_sizes": [1000, 2000, 4000, 8000],
           "components": 1024, "iterations": 10, "alpha": 0.1, "repeats": 3},
     timed=True,
+    size=Size("rff_sizes", "N up to {}", measure=max),
 )
 def fkl_scaling(run):
     import time

@@ -11,6 +11,7 @@ would not say whether the claim holds.
 """
 
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 INSTALL = ("pip install pybind11 setuptools wheel && "
            "pip install --no-build-isolation ffht-unofficial")
@@ -30,6 +31,7 @@ INSTALL = ("pip install pybind11 setuptools wheel && "
           "elements": 2**20, "repeats": 31},
     timed=True,
     requires=[("ffht", f"FFHT ({INSTALL})")],
+    size=Size("elements", "{} elements per batch"),
 )
 def fwht_vs_ffht(run):
     import time

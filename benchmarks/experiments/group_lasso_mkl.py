@@ -14,6 +14,7 @@ The loss, the solver and the fit time over N (``gl-loss``, ``gl-solver``,
 
 from benchmarks.experiments._common import one_blas_thread
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 PAPER = "Băzăvan, Li & Sminchisescu, NIPS 2012"
 
@@ -52,6 +53,7 @@ def _entry_order(path):
     paper_value="no planted-group experiment in the paper (its VOC descriptors have no known truth)",
     quick={"rows": 2000, "train": 1500, "components": 128, "seeds": 3},
     full={"rows": 2000, "train": 1500, "components": 128, "seeds": 5},
+    size=Size("seeds", "{} seeds"),
 )
 def gl_planted(run):
     import numpy as np
@@ -168,6 +170,7 @@ def _mfeat():
                 "RFF-GL catches up as N grows",
     quick={"components": 128, "exact_max_iter": 300},
     full={"components": 512, "exact_max_iter": 300},
+    size=Size("components", "{} components per kernel"),
 )
 def gl_mfeat(run):
     import time
@@ -276,6 +279,7 @@ def gl_mfeat(run):
                 "table's two rows 0.55)",
     quick={"widths": [128, 512], "alpha": 1.7e-3, "max_iter": 5000, "exact_max_iter": 300},
     full={"widths": [128, 512, 2048], "alpha": 1.7e-3, "max_iter": 5000, "exact_max_iter": 300},
+    size=Size("widths", "D up to {}", measure=max),
 )
 def gl_weights(run):
     import warnings

@@ -21,6 +21,7 @@ The learner's accuracy and kernel weights (``gl-planted``, ``gl-mfeat``,
 
 from benchmarks.experiments._common import loglog_slope, one_blas_thread, scaling_verdict
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 from benchmarks.experiments.group_lasso_mkl import PAPER
 
 
@@ -58,6 +59,7 @@ def _planted_features(n, seed=0, width=128):
     paper_value="curves only, ε = 0.1, γ = 1, 5, 10: visibly closer to the ε-insensitive loss as γ grows",
     quick={"epsilon": 0.1, "sharpness": [1, 5, 10, 100], "points": 401},
     full={"epsilon": 0.1, "sharpness": [1, 5, 10, 100], "points": 2001},
+    size=Size("points", "{} points"),
 )
 def gl_loss(run):
     import numpy as np
@@ -146,6 +148,7 @@ def gl_loss(run):
     full={"sizes": [4000, 1000], "width": 128, "alpha_ratios": [0.3, 0.1, 0.03, 0.01],
           "tolerances": [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-10], "max_iter_history": 20000, "ista_chunk": 500, "repeats": 5},
     timed=True,
+    size=Size("sizes", "N up to {}", measure=max),
 )
 def gl_solver(run):
     import time
@@ -324,6 +327,7 @@ def gl_solver(run):
     full={"rff_sizes": [1000, 2000, 4000, 8000, 16000, 32000], "exact_sizes": [1000, 2000, 4000, 8000],
           "components": 128, "alpha": 0.01, "repeats": 3},
     timed=True,
+    size=Size("rff_sizes", "N up to {}", measure=max),
 )
 def gl_scaling(run):
     import time

@@ -1,6 +1,13 @@
 """The exact kernel SVM baseline (lecture, "Greedy Coordinate Descent"): KernelSVC against LIBSVM's SVC."""
 
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
+
+
+def _most_training_rows(runs):
+    """The largest training size of ``runs`` (None, "the whole split", if one of them uses all of it)."""
+    sizes = [n for _, n, _, _ in runs]
+    return None if None in sizes else max(sizes)
 
 
 @experiment(
@@ -20,6 +27,7 @@ from benchmarks.experiments._framework import experiment, figure
                    ["magic04", None, 1.0, "ovo"], ["letter", None, 1.0, "ovo"], ["letter", None, 10.0, "ovo"]],
           "repeats": 3},
     timed=True,
+    size=Size("runs", "up to {} training rows", measure=_most_training_rows, whole="the full training splits"),
 )
 def kernel_svc(run):
     import time
@@ -128,6 +136,7 @@ def kernel_svc(run):
     quick={"dataset": "letter", "C": 10.0, "repeats": 3, "ovr_repeats": 1},
     full={"dataset": "letter", "C": 10.0, "repeats": 5, "ovr_repeats": 3},
     timed=True,
+    size=Size("dataset", "the full {} split"),
 )
 def kernel_svc_speed(run):
     import time

@@ -1,6 +1,7 @@
 """b-bit min-hash of synthetic fingerprints (Li & König, WWW 2010): kernel error against k, speed."""
 
 from benchmarks.experiments._framework import experiment, figure, width_axis
+from benchmarks.experiments._sizes import Size
 
 
 def fingerprints(n, n_bits=2048, members=8, seed=0):
@@ -65,6 +66,7 @@ def numpy_min_hashes(X, keys):
     full={"rows": 2000, "widths": [16, 64, 256, 1024], "bits": [1, 2, 8], "seeds": 3,
           "speed_rows": 100000, "speed_k": 256, "repeats": 5},
     timed=True,
+    size=Size("rows", "{} rows"),
 )
 def minhash_tanimoto(run):
     import time

@@ -1,6 +1,7 @@
 """Nyström features (lecture, "Nystrom Approximation"): landmark choice, and speed against scikit-learn."""
 
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 _LANDMARKS = ("uniform", "kmeans", "leverage")
 
@@ -17,6 +18,7 @@ _LANDMARKS = ("uniform", "kmeans", "leverage")
            "fit_rows": None, "eval_rows": 1000},
     full={"datasets": ["letter", "magic04"], "gammas": ["knn50", "scale"], "widths": [64, 256], "seeds": 3,
           "fit_rows": None, "eval_rows": 2000},
+    size=Size("eval_rows", "{} evaluation rows"),
 )
 def nystroem_landmarks(run):
     import time
@@ -110,6 +112,7 @@ def nystroem_landmarks(run):
     full={"N": 20000, "d": 64, "m": 1024, "dtypes": ["float64", "float32"], "repeats": 7,
           "agreement_rows": 2000},
     timed=True,
+    size=Size("N", "{} rows"),
 )
 def nystroem_speed(run):
     import time

@@ -18,6 +18,7 @@ The comparisons with scikit-learn and the runs at 10^6 and 10^7 rows are in
 """
 
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import WHOLE, Size
 
 PAPER = "Rudi, Carratino & Rosasco, NIPS 2017 (FALKON)"
 #: the largest training split whose exact Gram matrix (and its Cholesky factor) the
@@ -60,6 +61,8 @@ def first_at_or_below(values, bar):
            "tol": 1e-12, "residual_bar": 1e-6, "iteration_bar": 30, "seed": 0},
     full={"dataset": "letter", "max_train": None, "n_components": 2000, "lam": 1e-6, "max_iter": 100,
           "tol": 1e-12, "residual_bar": 1e-6, "iteration_bar": 30, "seed": 0},
+    size=(Size("max_train", "{} training rows", claim=WHOLE, whole="the full letter split"),
+          Size("n_components", "m = {}", claim=2000)),
 )
 def falkon_convergence(run):
     import time
@@ -179,6 +182,8 @@ def falkon_convergence(run):
            "alpha": 1.0, "seed": 0},
     full={"datasets": "bundled", "max_train": None, "max_test": None, "n_components": 4000,
           "alpha": 1.0, "seed": 0},
+    size=(Size("max_train", "{} training rows", claim=WHOLE, whole="the full training splits"),
+          Size("n_components", "m = {}", claim=4000)),
 )
 def falkon_accuracy(run):
     import time
@@ -280,6 +285,7 @@ def falkon_accuracy(run):
     full={"sizes": [100_000, 200_000], "d": 16, "m": 8192, "test_rows": 10_000, "lam": 1e-6, "noise": 0.1,
           "repeats": 1, "seed": 0},
     timed=True,
+    size=(Size("sizes", "{} rows", claim=[10**5, 2 * 10**5]), Size("m", "m = {}", claim=8192)),
 )
 def falkon_speed(run):
     import time

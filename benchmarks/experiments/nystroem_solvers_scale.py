@@ -14,6 +14,7 @@ scikit-learn: :mod:`benchmarks.experiments.nystroem_solvers_sklearn`.
 from benchmarks.common import peak_resident_bytes as _peak_resident_bytes
 from benchmarks.experiments._data import lazy_smooth_regression
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 _PAPERS = ("Rudi, Carratino & Rosasco, NIPS 2017 (FALKON); Meanti, Carratino, Rosasco & Rudi, "
            "NeurIPS 2020 (logistic Falkon, billions of points)")
@@ -115,6 +116,8 @@ def _dask_fit(s, gamma, X_test, y_test):
           "dtype": "float32"},
     timed=True,
     requires=(("distributed", "pip install 'kernelmaps[dask]'"),),
+    size=(Size("rows", "{} in-memory rows", claim=10**6), Size("m", "in-memory m = {}", claim=16384),
+          Size("dask_rows", "{} Dask rows", claim=10**7), Size("dask_m", "Dask m = {}", claim=4096)),
 )
 def falkon_scale(run):
     import gc

@@ -8,6 +8,7 @@ Gram), ours ``O(n m t)`` for t iterations, so the ratio depends on m.
 """
 
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 _PAPERS = ("Rudi, Carratino & Rosasco, NIPS 2017 (FALKON); Meanti, Carratino, Rosasco & Rudi, "
            "NeurIPS 2020 (logistic Falkon)")
@@ -29,6 +30,7 @@ TASKS = ("regression", "classification")
     full={"n_train": 50_000, "test_rows": 10_000, "d": 16, "widths": [2000, 4096], "ridge_alpha": 0.1, "C": 1.0,
           "noise": 0.1, "repeats": 3, "seed": 0},
     timed=True,
+    size=(Size("n_train", "{} rows", claim=50_000), Size("widths", "m = {}")),
 )
 def falkon_sklearn(run):
     import numpy as np

@@ -2,6 +2,7 @@
 
 from benchmarks._regression_injection import inject, transform_pattern
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 @experiment(
     "regression-power",
@@ -19,6 +20,7 @@ from benchmarks.experiments._framework import experiment, figure
     full={"maps": ["rff", "fastfood", "nystroem"], "factors": [1.1, 1.25, 1.5], "trials": 5, "aa_trials": 3,
           "aa_pattern": r"time_transform\(", "budget": 5.0, "replay": {"rff": 1.58, "orf": 1.96}},
     timed=True,
+    size=Size("trials", "trials = {}"),
 )
 def regression_power(run):
     import subprocess

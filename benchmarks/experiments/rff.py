@@ -1,6 +1,7 @@
 """Random Fourier features (Rahimi & Recht, NIPS 2007): kernel error, speed, downstream accuracy."""
 
 from benchmarks.experiments._framework import experiment, figure, width_axis
+from benchmarks.experiments._sizes import Size
 
 
 def _standardized(name, n_rows=None, seed=0):
@@ -25,6 +26,7 @@ def _standardized(name, n_rows=None, seed=0):
     paper_value="error = O(√(d/D) · log) (a bound, no table): error × √D stays about constant",
     quick={"dataset": "letter", "rows": 500, "widths": [256, 1024, 4096], "seeds": 3},
     full={"dataset": "letter", "rows": 1000, "widths": [256, 1024, 4096], "seeds": 5},
+    size=Size("rows", "{} rows"),
 )
 def rff_error(run):
     import numpy as np
@@ -93,6 +95,7 @@ def rff_error(run):
     quick={"workloads": [[5000, 64], [2500, 784]], "D": 4096, "dtypes": ["float64", "float32"], "repeats": 3},
     full={"workloads": [[20000, 64], [10000, 784]], "D": 4096, "dtypes": ["float64", "float32"], "repeats": 7},
     timed=True,
+    size=Size("workloads", "up to {} rows", measure=lambda workloads: max(n for n, _ in workloads)),
 )
 def rff_speed(run):
     import time
@@ -207,6 +210,7 @@ _TABLE1 = [("CPU", 3.6, "20 s", 11.0, "31 s"), ("Census", 5.0, "36 s", 9.0, "13 
                 "Forest 11.6 vs 2.2, KDDCUP99 7.3 vs 8.3; training 9 s–71 min vs < 1 s–44 h",
     quick={"datasets": ["banana", "magic04", "letter"], "max_train": 3000, "D": 2048},
     full={"datasets": ["banana", "magic04", "letter"], "max_train": None, "D": 2048},
+    size=Size("max_train", "{} training rows", whole="the full training splits"),
 )
 def rff_vs_exact_svc(run):
     import time

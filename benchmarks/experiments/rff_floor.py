@@ -27,6 +27,7 @@ the asv suite.
 """
 
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 from benchmarks.experiments._rff_floor_timing import MODES, SIDES
 
 #: The ratio of the transform to the product into a reused array the project accepts.
@@ -50,6 +51,7 @@ PEER_BARS = {"float64": 6.0, "float32": 2.0}
     full={"N": 20000, "d": 64, "D": 4096, "dtypes": ["float64", "float32"], "repeats": 11,
           "pause": 0.3, "other_n": 1500},
     timed=True,
+    size=Size("N", "{} rows"),
 )
 def rff_floor(run):
     from benchmarks.machine import machine_info

@@ -1,6 +1,7 @@
 """How random Fourier frequencies are sampled: quasi-Monte Carlo (Yang et al., ICML 2014) and Matérn."""
 
 from benchmarks.experiments._framework import experiment, figure, width_axis
+from benchmarks.experiments._sizes import Size
 
 #: The sampling schemes of qmc-error, by their labels in the CSV and the figure.
 _SCHEMES = ("MC", "QMC", "ORF")
@@ -48,6 +49,7 @@ def _slope(widths, errors):
            "seeds": 3, "outputs": ["cossin", "cos"], "gammas": ["knn50", "scale"]},
     full={"datasets": ["banana", "magic04", "letter"], "rows": 500, "widths": [64, 128, 256, 512, 1024, 2048, 4096],
           "seeds": 10, "outputs": ["cossin", "cos"], "gammas": ["knn50", "scale"]},
+    size=Size("rows", "{} rows"),
 )
 def qmc_error(run):
     import numpy as np
@@ -187,6 +189,7 @@ def _supervised_split(name, max_train, seed=0):
     full={"kernel_dataset": "letter", "rows": 500, "widths": [64, 128, 256, 512, 1024, 2048, 4096], "seeds": 10,
           "nus": [0.5, 1.5, 2.5], "learn_datasets": ["magic04", "pendigits", "diabetes"], "learn_D": 4096,
           "max_train": 20000, "alphas": [0.01, 1.0, 100.0], "learn_seeds": 3},
+    size=Size("rows", "{} rows"),
 )
 def matern_error(run):
     import numpy as np

@@ -1,6 +1,7 @@
 """Structured orthogonal random features (Yu et al., NIPS 2016): the kernel-MSE ordering SORF ≈ ORF < RFF ≈ Fastfood."""
 
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 #: The four maps, in the claim's order, by their labels in the CSV and the figure.
 _MAPS = ("ORF", "SORF", "RFF", "Fastfood")
@@ -18,6 +19,7 @@ _MAPS = ("ORF", "SORF", "RFF", "Fastfood")
     quick={"dataset": "letter", "rows": 300, "gammas": ["knn50", "scale"], "widths": [16, 64, 256], "seeds": 100},
     full={"dataset": "letter", "rows": 300, "gammas": ["knn50", "scale"], "widths": [16, 32, 64, 128, 256],
           "seeds": 200},
+    size=Size("seeds", "{} seeds"),
 )
 def structured_mse_ordering(run):
     import numpy as np

@@ -1,6 +1,7 @@
 """Tensor Sketch (Pham & Pagh, KDD 2013) against scikit-learn's PolynomialCountSketch."""
 
 from benchmarks.experiments._framework import experiment, figure
+from benchmarks.experiments._sizes import Size
 
 
 @experiment(
@@ -13,6 +14,7 @@ from benchmarks.experiments._framework import experiment, figure
     quick={"N": 20000, "d": 64, "D": 4096, "degree": 3, "dtypes": ["float64", "float32"], "repeats": 3},
     full={"N": 20000, "d": 64, "D": 4096, "degree": 3, "dtypes": ["float64", "float32"], "repeats": 7},
     timed=True,
+    size=(Size("N", "{} rows"), Size("D", "D = {}", claim=4096)),
 )
 def tensor_sketch_speed(run):
     import time
