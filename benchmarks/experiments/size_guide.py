@@ -110,7 +110,7 @@ def _data(s, n, seed):
 
 
 def _measure(row, fit, X, y, X_test, y_test):
-    """One timed fit: a dict of the time, score and peak memory, or of the refusal or failure."""
+    """One timed fit: a dict of its time, test score and peak memory, or of its refusal for lack of memory."""
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
