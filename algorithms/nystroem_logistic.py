@@ -37,6 +37,13 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
     blocks on the thread pool) and serves every class at once. Memory ``O(m^2)``
     per class for the preconditioner factors, plus the ``n x classes`` weights.
 
+    Time is the number of passes times ``O(n m d)`` each: one per CG iteration and
+    one per step's update (more when a step is halved), plus one at the start. The
+    defaults allow ``max_iter x (cg_max_iter + 1) + 1 = 421`` passes, about ten
+    times a :class:`NystroemKernelRidge` fit's. On millions of rows, lower
+    ``max_iter`` or ``cg_max_iter``, or set ``early_stopping``; ``n_iter_`` and
+    ``cg_iterations_`` tell how many passes a fit took.
+
     Parameters
     ----------
     n_components : int, default=1000

@@ -306,14 +306,13 @@ def _status_bytes(field):
     raise OSError(f"/proc/self/status has no {field}")
 
 
-def transform_memory(transform, X):
-    """``(MiB allocated beyond the baseline, MiB of the output)`` of one ``transform(X)``.
+def reset_peak_resident():
+    """Reset this process's high-water mark (VmHWM) to its resident set, and return that, in bytes.
 
-    The baseline is the process's resident set just before the call; the peak is
-    its high-water mark during the call, reset first through
-    ``/proc/self/clear_refs`` (Linux), so the interpreter, the libraries and the
-    data already loaded are not counted, and every allocation is (numpy's, Numba's
-    and BLAS's alike, which ``tracemalloc`` would miss).
+    Read :func:`peak_resident_bytes` after some work: the difference is what the
+    work allocated beyond this baseline (numpy's, Numba's and BLAS's alike, which
+    ``tracemalloc`` would miss). A worker's, through ``client.run``. Linux only:
+    the reset goes through ``/proc/self/clear_refs``.
     """
     import ctypes
     import gc
@@ -326,11 +325,21 @@ def transform_memory(transform, X):
     try:
         with open("/proc/self/clear_refs", "w") as f:
             f.write("5")  # resets VmHWM to the current VmRSS
-        before = _status_bytes("VmRSS:")
+        return _status_bytes("VmRSS:")
     except OSError as exc:
         raise NotImplementedError(f"memory is measured on Linux only (/proc/self/clear_refs: {exc})") from None
+
+
+def transform_memory(transform, X):
+    """``(MiB allocated beyond the baseline, MiB of the output)`` of one ``transform(X)``.
+
+    The baseline is the process's resident set just before the call; the peak is
+    its high-water mark during the call (:func:`reset_peak_resident`), so the
+    interpreter, the libraries and the data already loaded are not counted.
+    """
+    before = reset_peak_resident()
     Z = transform(X)
-    peak = _status_bytes("VmHWM:")
+    peak = peak_resident_bytes()
     output = Z.nbytes if hasattr(Z, "nbytes") else Z.data.nbytes
     del Z
     return (peak - before) / 2.0**20, output / 2.0**20

@@ -260,3 +260,64 @@ def test_cli_bad_paths_and_names_are_errors(registry, tmp_path, capsys, args, me
     assert message in capsys.readouterr().err
     assert (tmp_path / "file").read_text() == "not a folder\n"
     assert measured.README.read_bytes() == readme and measured.DOCS.read_bytes() == docs
+
+
+def test_the_readme_shows_at_most_ten_headline_rows():
+    from benchmarks.experiments import measured
+
+    rows = [line for line in measured.readme_block(measured.README).splitlines() if line.startswith("| `")]
+    assert 0 < len(rows) <= 10, f"the README's Measured block has {len(rows)} rows; docs/measured.md holds them all"
+
+
+def test_the_readme_size_guide_is_the_generated_one():
+    from benchmarks.experiments import _size_guide_table as guide
+    from benchmarks.experiments import measured
+
+    block = measured.readme_block(measured.README, guide.BEGIN, guide.END)
+    assert block == guide.table(measured.ROOT / "benchmarks" / "experiments" / "results"), (
+        "the README's size guide differs from the recorded size-guide result: run "
+        "`python -m benchmarks.experiments table --write`")
+
+
+def test_the_size_guide_names_its_mode_and_every_refusal(tmp_path):
+    """A quick run says which sizes stand in for 10^5 and 10^6; a refused fit shows the memory it needed."""
+    import csv
+
+    from benchmarks.experiments import _size_guide_table as guide
+    from benchmarks.experiments import size_guide
+
+    settings = {"sizes": [2000, 10000], "exact_rows": 1000, "d": 16, "rff_components": 512, "bin_grids": 16,
+                "bin_gamma": 0.1, "nystroem_m": 256, "logistic_m": 128, "workers": 2}
+    folder = tmp_path / "size-guide"
+    folder.mkdir()
+    (folder / "result.json").write_text(json.dumps({
+        "settings": settings, "mode": "quick", "command": "python -m benchmarks.experiments run size-guide --quick",
+        "date": "2026-01-01", "machine_line": "a machine", "csv": "size-guide.csv"}))
+    fitted = {"status": "fit", "fit_seconds": 1.5, "metric": "R²", "score": 0.9, "peak_gib": 0.5, "converged": True}
+    rows = [{"guide_row": "exact", "n": 1000, **fitted},
+            {"guide_row": "exact", "n": 2000, "status": "refused", "needs": "149.0 GiB"},
+            {"guide_row": "logistic", "n": 10000, **fitted, "newton_steps": 20, "cg_iterations": 380, "passes": 401,
+             "converged": False}]
+    with open(folder / "size-guide.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=sorted({key for row in rows for key in row}))
+        writer.writeheader()
+        writer.writerows(rows)
+    table = guide.table(tmp_path)
+    assert "**Quick run**: 2·10³ and 10⁴ rows stand in for 10⁵ and 10⁶" in table
+    assert "| n = 2·10³ | n = 10⁴ |" in table
+    assert "refused before any work: needs 149.0 GiB" in table
+    assert "20 Newton steps, 380 CG iterations: 401 passes · stopped at max_iter" in table
+    assert table.count("not measured") == 2 * len(size_guide.GUIDE) - 2  # exact at 2000, logistic at 10000
+
+
+def test_the_size_guide_reads_the_memory_of_an_exact_learners_refusal():
+    """The refusal that kernelmaps raises before any work, read into the guide's cell."""
+    import numpy as np
+
+    from benchmarks.experiments import size_guide
+
+    n = 1_000_000
+    fit = size_guide._learners({"lam": 1e-6, "seed": 0}, 0.1, n)["exact"]
+    result = size_guide._measure(size_guide.ROWS["exact"], fit, np.zeros((n, 2), np.float32), np.zeros(n), None, None)
+    assert result["status"] == "refused", result
+    assert result["needs"].endswith(("TiB", "PiB")), result  # 16 n² bytes = 14.6 TiB
