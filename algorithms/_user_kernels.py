@@ -15,7 +15,7 @@ finiteness.
 import numpy as np
 import scipy.sparse as sp
 
-from ._kernels import exact_kernel
+from ._kernels import KERNELS, canonical_kernel, check_kernel_params, exact_kernel
 from ._parallel import block_rows
 
 #: Largest ``max |K - K^T|`` a precomputed Gram matrix may have, relative to ``max |K|``.
@@ -27,6 +27,20 @@ def user_kernel_kind(kernel):
     if isinstance(kernel, str):  # before callable(): a KernelName is a callable str
         return "precomputed" if kernel == "precomputed" else None
     return "callable" if callable(kernel) else None
+
+
+def check_kernel_params_or_user(kernel, degree, coef0):
+    """:func:`kernelmaps._kernels.check_kernel_params` for an estimator that also takes user kernels.
+
+    For a name outside the vocabulary, the ``ValueError`` lists every choice of
+    such an estimator: the names, ``'precomputed'`` and a callable.
+    """
+    try:
+        canonical_kernel(kernel, KERNELS)
+    except ValueError:
+        raise ValueError(f"kernel must be one of {list(KERNELS) + ['precomputed']} or a callable kernel(X, Y) "
+                         f"returning the Gram block, got {kernel!r}") from None
+    return check_kernel_params(kernel, degree, coef0)
 
 
 def kernel_label(kernel):
