@@ -74,7 +74,7 @@ class Nystroem(FeatureMap):
 
         * ``'precomputed'``: ``fit`` takes the landmarks' Gram matrix
           ``K(landmarks, landmarks)`` (square, m x m, symmetric to 1e-8 relative,
-          positive semi-definite):
+          64 units of round-off for float32, positive semi-definite):
           every row of it is a landmark, so the output width ``n_components_`` is
           ``m`` (``n_components`` is not used) and ``landmarks`` must stay
           ``'uniform'``. The landmarks are named by their
@@ -252,7 +252,7 @@ class Nystroem(FeatureMap):
         if not (isinstance(self.landmarks, str) and self.landmarks == "uniform"):
             raise ValueError("kernel='precomputed' takes every row of the fit matrix K(landmarks, landmarks) as a "
                              f"landmark: landmarks must be 'uniform', got {self.landmarks!r}")
-        W = check_square_gram(X, "the fit matrix K(landmarks, landmarks)")
+        W = check_square_gram(X, "K(landmarks, landmarks)")
         # every row is a landmark: the width is the fit matrix's, whatever n_components says
         self.n_components_ = W.shape[0]
         self.component_indices_ = np.arange(W.shape[0])

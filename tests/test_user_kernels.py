@@ -182,3 +182,18 @@ def test_an_unknown_kernel_name_lists_the_user_kernels_too(data):
     X, _ = data
     with pytest.raises(ValueError, match=r"one of \[.*'matern'.*'precomputed'\] or a callable"):
         Nystroem(10, kernel="sigmoid").fit(X)
+
+
+def test_a_float32_gram_matrix_need_be_symmetric_only_to_its_round_off(data):
+    X, y = data
+    K = exact_kernel(X[:40].astype(np.float32), gamma=GAMMA)
+    K[3, 5] = np.nextafter(K[5, 3], np.float32(2))  # one ulp apart
+    assert K[3, 5] != K[5, 3]
+    for estimator in (Nystroem(kernel="precomputed"), KernelRidge(kernel="precomputed"),
+                      KernelSVC(kernel="precomputed")):
+        estimator.fit(K, (y[:40] > 1).astype(int))
+    with pytest.raises(ValueError, match="not symmetric"):
+        K[3, 5] += np.float32(1e-3)
+        Nystroem(kernel="precomputed").fit(K)
+    with pytest.raises(ValueError, match="not symmetric"):  # float64: 1e-8 relative
+        Nystroem(kernel="precomputed").fit(exact_kernel(X[:40], gamma=GAMMA) + np.triu(np.full((40, 40), 1e-7), 1))
