@@ -5,6 +5,7 @@ import numbers
 
 import numpy as np
 from scipy.spatial.distance import cdist
+from sklearn.utils import check_random_state
 
 from ._frames import SHIFT_INVARIANT, _power_of_two_below, shift_invariant_frame, to_frame
 
@@ -60,8 +61,11 @@ def resolve_gamma(gamma, X, kernel, rng, n_sample=GAMMA_SAMPLE_ROWS):
     kernel : str
         A name from :data:`kernelmaps._kernels.KERNELS`; the distance heuristics need a
         shift-invariant one.
-    rng : numpy.random.RandomState
-        Draws the row sample of ``'median'`` and ``'knn50'`` (unused otherwise).
+    rng : None, int, numpy.random.RandomState or numpy.random.Generator
+        Draws the row sample of ``'median'`` and ``'knn50'`` when ``X`` has more
+        than ``n_sample`` rows (unused by the other gammas): anything scikit-learn takes
+        for a ``random_state`` (``None``: numpy's global ``RandomState``; an
+        int: a ``RandomState`` seeded with it), or a ``Generator``.
     n_sample : int, default=GAMMA_SAMPLE_ROWS
         Rows sampled by the distance heuristics.
 
@@ -83,7 +87,7 @@ def resolve_gamma(gamma, X, kernel, rng, n_sample=GAMMA_SAMPLE_ROWS):
     0.5
     >>> resolve_gamma("scale", X, "gaussian", None)  # 1 / (2 features * variance 1)
     0.5
-    >>> print(round(resolve_gamma("median", X, "gaussian", np.random.RandomState(0)), 4))
+    >>> print(round(resolve_gamma("median", X, "gaussian", 0), 4))  # rng: as a random_state
     0.125
     """
     if isinstance(gamma, str):
@@ -101,6 +105,8 @@ def resolve_gamma(gamma, X, kernel, rng, n_sample=GAMMA_SAMPLE_ROWS):
             return _gamma_from_logs(gamma, -(math.log(X.shape[1]) + math.log(var) + 2 * math.log(scale)), X)
         if kernel not in SHIFT_INVARIANT:
             raise ValueError(f"gamma={gamma!r} is defined for shift-invariant kernels, not {kernel!r}")
+        if not isinstance(rng, np.random.Generator):
+            rng = check_random_state(rng)
         S = _sample_rows(X, rng, n_sample)
         if S.shape[0] < 2:
             raise ValueError(f"gamma={gamma!r} needs at least 2 samples, got {S.shape[0]}")

@@ -51,7 +51,16 @@ def _power_of_two_below(value):
 
 
 def to_frame(A, center, scale, dtype):
-    """``(A - center) / scale`` in ``dtype`` (computed in float64)."""
+    """``(A - center) / scale`` in ``dtype``, computed in float64 with ``center`` rounded to ``dtype``.
+
+    With the centre rounded first, a float32 row lands on exactly the values that
+    the transforms' own float32 ``(x - center) * (1 / scale)`` gives it (the
+    float64 difference of two float32 numbers rounds to their float32 difference,
+    and a power of two scales exactly), so a landmark met again in a transform
+    is at distance 0 from itself; in float64 nothing is rounded, and nothing
+    overflows at any magnitude.
+    """
+    center = np.asarray(center, dtype=dtype).astype(np.float64)
     return np.ascontiguousarray((np.asarray(A, dtype=np.float64) - center) * (1.0 / scale), dtype=dtype)
 
 

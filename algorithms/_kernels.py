@@ -75,7 +75,7 @@ from ._frames import (SHIFT_INVARIANT, check_non_negative, check_skewedness, dty
 # the names and parameter checks, for the modules that import them from here
 from ._kernel_names import (ALL_KERNELS, CHI2_KERNELS, KERNELS, SKEWED_KERNELS, _SKEWED_INNER,  # noqa: F401
                             _as_pair, _check_degree, canonical_kernel, check_kernel_params)
-from ._matern import MATERN_DISTANCE_CODE, check_nu, matern_code, matern_from_distance  # noqa: F401
+from ._matern import MATERN_DISTANCE_CODE, check_nu, matern_code, matern_distances, matern_from_distance  # noqa: F401
 from ._parallel import block_rows, run_row_blocks
 from ._validation import FeatureOverflowError
 
@@ -113,7 +113,9 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
         ``nu = p + 1/2``: ``exp(-s) sum_k a_k s^k`` with ``s = sqrt(g |x-v|^2)``
         (``g = 4 nu gamma``; Rasmussen & Williams eq. 4.16), 4 the Matérn
         distance ``s`` alone (finished by
-        :func:`kernelmaps._matern.matern_from_distance`), 5 laplacian
+        :func:`kernelmaps._matern.matern_from_distance`); both take ``s`` from
+        :func:`kernelmaps._matern.matern_distances`, which recomputes the distances lost to
+        round-off at the kernel's cusp, 5 laplacian
         ``exp(-g |x-v|_1)``, 6 cauchy ``prod 1/(1 + g (x_k-v_k)^2)``, 7 hyperbolic
         secant ``prod sech(g (x_k - v_k))`` (the skewed chi2 kernel on
         ``log(x + c)``), 8 chi2 ``exp(-g sum (x_k-v_k)^2/(x_k+v_k))``, 9 additive
@@ -165,13 +167,7 @@ def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
                     acc *= base
                 row[j] = acc
         elif code == 3 or code == 4:
-            sq_x = zero
-            for k in range(d):
-                sq_x += x[k] * x[k]
-            for j in range(m):
-                t = sq_x + sq_v[j] - (row[j] + row[j])
-                t = zero if t < zero else t
-                row[j] = np.sqrt(gamma * t)
+            matern_distances(row, x, V, sq_v, gamma)
             if code == 3:
                 for j in range(m):
                     s = row[j]

@@ -7,7 +7,9 @@ times a polynomial of degree ``p`` (Rasmussen & Williams 2006, eq. 4.16), which
 :func:`kernelmaps._kernels.kernel_block` evaluates in Numba (code
 :data:`MATERN_CODE`, ``degree = p``); any other ``nu`` is :data:`MATERN_DISTANCE_CODE`,
 whose block holds ``s`` and is finished by :func:`matern_from_distance` with
-``scipy.special.kve`` (outside Numba, on the same row block).
+``scipy.special.kve`` (outside Numba, on the same row block). Both codes take
+``s`` from :func:`matern_distances`, which keeps the kernel's cusp at 0 exact
+where the BLAS expansion of the squared distance is all round-off.
 
 References
 ----------
@@ -19,7 +21,10 @@ import math
 import numbers
 
 import numpy as np
+from numba import njit
 from scipy.special import gammaln, kve
+
+from ._fastmath import FASTMATH
 
 #: Block code of a half-integer ``nu = p + 1/2`` (``degree`` carries ``p``): exp(-s) poly_p(s).
 MATERN_CODE = 3
@@ -50,6 +55,69 @@ def matern_code(nu):
     """``(code, degree)`` of :func:`kernelmaps._kernels.kernel_block` for a Matérn ``nu``."""
     p = half_integer_order(nu)
     return (MATERN_CODE, p) if p >= 0 else (MATERN_DISTANCE_CODE, 0)
+
+
+#: Entries of a row that :func:`matern_distances` screens for round-off at a
+#: time: a coinciding pair costs a scalar pass over its chunk, not its row.
+DISTANCE_CHUNK = 512
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def matern_distances(row, x, V, sq_v, g):
+    """In place, turn ``row = x V^T`` (a BLAS product) into ``s = sqrt(g |x - v_j|^2)``.
+
+    The expansion ``|x|^2 + |v|^2 - 2 x.v`` has an absolute rounding error of at
+    most ``(2 gamma_d + 4 u)(|x|^2 + |v|^2) ~ (d + 2) eps (|x|^2 + |v|^2)``
+    (``u = eps / 2``, ``gamma_d = d u / (1 - d u)`` for a sum of ``d`` products,
+    whatever the BLAS summation order, and ``2 |x.v| <= |x|^2 + |v|^2``). For a
+    point in both arguments it leaves ``~eps |x|^2`` instead of 0, which the
+    Matérn kernel's cusp (``1 - k ~ s^(2 nu)`` for ``nu < 1``) magnifies to
+    ``1 - k ~ 1e-5`` in float64 and ``0.2`` in float32. So every entry below twice
+    that bound is recomputed as ``sum_k (x_k - v_k)^2``, accurate to ``gamma_d``
+    relative. Such entries are rare (coinciding or nearly coinciding points):
+    the pass over a chunk of :data:`DISTANCE_CHUNK` entries, which vectorizes,
+    only counts them, and a scalar pass fixes them in the chunks that have any.
+    The Gaussian kernel needs no such pass: its slope at 0 is ``g``, so the same
+    round-off moves it no more near 0 than anywhere else. Negative round-off
+    lands below the bound too; NaN (from ``inf - inf``) fails every comparison
+    and stays NaN for the callers' finiteness checks.
+
+    Parameters
+    ----------
+    row : ndarray of shape (m,), float32 or float64
+        ``x V^T`` on entry, ``s`` on exit.
+    x : ndarray of shape (d,), same dtype
+    V : ndarray of shape (m, d), same dtype
+    sq_v : ndarray of shape (m,), same dtype, ``|v_j|^2``
+    g : scalar of the dtype, ``4 nu gamma``
+    """
+    d = x.shape[0]
+    zero = row.dtype.type(0)
+    one = row.dtype.type(1)
+    slack = row.dtype.type(2 * (d + 2) * np.finfo(row.dtype).eps)
+    sq_x = zero
+    for k in range(d):
+        sq_x += x[k] * x[k]
+    for start in range(0, row.shape[0], DISTANCE_CHUNK):
+        # slices, so that each loop starts at 0: from a variable start the index
+        # keeps Numba's negative-index wraparound and the loop does not vectorize
+        part, part_sq_v = row[start:start + DISTANCE_CHUNK], sq_v[start:start + DISTANCE_CHUNK]
+        suspect = zero
+        for j in range(part.shape[0]):
+            t = sq_x + part_sq_v[j] - (part[j] + part[j])
+            t = zero if t < zero else t
+            suspect += one if t <= slack * (sq_x + part_sq_v[j]) else zero
+            part[j] = t
+        if suspect > zero:
+            for j in range(part.shape[0]):
+                if part[j] <= slack * (sq_x + part_sq_v[j]):
+                    v = V[start + j]
+                    t = zero
+                    for k in range(d):
+                        t += (x[k] - v[k]) * (x[k] - v[k])
+                    part[j] = t
+        for j in range(part.shape[0]):
+            part[j] = np.sqrt(g * part[j])
 
 
 #: From this ``nu`` on, where ``kve`` overflows, ``log K_nu`` comes from Debye's expansion.

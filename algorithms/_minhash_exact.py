@@ -8,6 +8,11 @@
 Both are 0 for a pair of empty rows (0/0), which is also what the feature map
 estimates there: an empty row gets no features. Both take dense or sparse rows
 and return a dense float64 Gram matrix.
+
+Both are scale-invariant (``k(cx, cy) = k(x, y)``), and both are computed on
+rows divided by a power of two near their largest entry (:func:`_scaled_rows`,
+exact), their scales carried as exponents: no square or row sum overflows or
+underflows at any finite magnitude, in float32 or float64.
 """
 
 import numpy as np
@@ -30,6 +35,25 @@ def _pair(X, Y):
     if X.shape[1] != Y.shape[1]:
         raise ValueError(f"X has {X.shape[1]} features and Y has {Y.shape[1]}: they must have the same")
     return X, Y
+
+
+def _scaled_rows(A):
+    """``(A', e)``: the rows of ``A`` divided by ``2^e_i``, ``e_i`` the binary exponent of their largest |entry|.
+
+    ``A' = diag(2^-e) A`` as float64 (CSR for sparse ``A``, duplicates summed),
+    with every row's largest magnitude in ``[1/2, 1)``; ``e_i = 0`` for an
+    all-zero row. Dividing by a power of two is exact, except for entries below
+    ``2^-1074`` of their row's largest, which no sum over the row can see.
+    """
+    if sp.issparse(A):
+        A = sp.csr_matrix(A, dtype=np.float64, copy=True)
+        A.sum_duplicates()
+        e = np.frexp(abs(A).max(axis=1).toarray().ravel())[1]
+        A.data = np.ldexp(A.data, -np.repeat(e, np.diff(A.indptr)))
+        return A, e
+    A = np.asarray(A, dtype=np.float64)
+    e = np.frexp(np.abs(A).max(axis=1))[1]
+    return np.ldexp(A, -e[:, None]), e
 
 
 def check_non_negative(X, who):
@@ -73,17 +97,23 @@ def tanimoto_kernel(X, Y=None):
            [0.   , 0.   , 0.   ]])
     """
     X, Y = _pair(X, Y)
+    same = Y is X
     if sp.issparse(X) or sp.issparse(Y):
-        X, Y = sp.csr_matrix(X, dtype=np.float64), sp.csr_matrix(Y, dtype=np.float64)
+        X, Y = sp.csr_matrix(X), sp.csr_matrix(Y)
+    X, x_exponents = _scaled_rows(X)
+    Y, y_exponents = (X, x_exponents) if same else _scaled_rows(Y)
+    if sp.issparse(X):
         products = (X @ Y.T).toarray()
         x_norms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
         y_norms = np.asarray(Y.multiply(Y).sum(axis=1)).ravel()
     else:
-        X, Y = np.asarray(X, dtype=np.float64), np.asarray(Y, dtype=np.float64)
         products = X @ Y.T
         x_norms, y_norms = np.einsum("ij,ij->i", X, X), np.einsum("ij,ij->i", Y, Y)
-    denominator = x_norms[:, None] + y_norms[None, :] - products
-    with np.errstate(invalid="ignore", divide="ignore"):
+    # x.y / (|x|^2 + |y|^2 - x.y) with x = 2^a x', y = 2^b y', divided through by 2^(a + b);
+    # a term beyond float64 means a kernel value below 1e-308, and the quotient gives 0
+    shift = x_exponents[:, None] - y_exponents[None, :]
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        denominator = np.ldexp(x_norms[:, None], shift) + np.ldexp(y_norms[None, :], -shift) - products
         return np.where(denominator > 0, products / denominator, 0.0)
 
 
@@ -130,18 +160,17 @@ def min_max_kernel(X, Y=None):
     X, Y = _pair(X, Y)
     check_non_negative(X, "min_max_kernel")
     check_non_negative(Y, "min_max_kernel")
-    X, Y = sp.csr_matrix(X), sp.csr_matrix(Y)
-    for A in (X, Y):
-        if not A.has_canonical_format:
-            A.sum_duplicates()
-    x_sums = np.asarray(X.sum(axis=1, dtype=np.float64)).ravel()
-    y_sums = np.asarray(Y.sum(axis=1, dtype=np.float64)).ravel()
+    same = Y is X
+    X, x_exponents = _scaled_rows(sp.csr_matrix(X))
+    Y, y_exponents = (X, x_exponents) if same else _scaled_rows(sp.csr_matrix(Y))
+    x_sums = np.asarray(X.sum(axis=1)).ravel()
+    y_sums = np.asarray(Y.sum(axis=1)).ravel()
     K = np.empty((X.shape[0], Y.shape[0]))
 
     def work(start, stop):
         block = X[start:stop]
         min_max_block(block.indptr, block.indices, block.data, Y.indptr, Y.indices, Y.data,
-                      x_sums[start:stop], y_sums, K[start:stop])
+                      x_sums[start:stop], y_sums, x_exponents[start:stop], y_exponents, K[start:stop])
 
     run_row_blocks(X.shape[0], block_rows(8 * max(1, Y.shape[0])), work)
     return K

@@ -26,6 +26,8 @@ blocks it appears in. ``Gamma(2, 1)`` is ``-log(u1 u2)``, the sum of two
 standard exponentials.
 """
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -154,29 +156,37 @@ def weighted_samples(indptr, indices, data, keys, best, out):
 
 
 @njit(cache=True, nogil=True)
-def min_max_block(x_indptr, x_indices, x_data, y_indptr, y_indices, y_data, x_sums, y_sums, out):
+def min_max_block(x_indptr, x_indices, x_data, y_indptr, y_indices, y_data, x_sums, y_sums, x_exponents,
+                  y_exponents, out):
     """``out[a, b] = sum_i min(x_ai, y_bi) / sum_i max(x_ai, y_bi)`` (0 where both rows are empty).
 
-    Rows are CSR with sorted column indices and non-negative values; the sum of
-    the minima is a merge of the two index lists, and the sum of the maxima is
-    ``sum x + sum y - sum min`` (``x_sums``, ``y_sums``: the row sums, float64).
+    Rows are CSR with sorted column indices and non-negative float64 values,
+    row ``a`` of ``x`` standing for ``2^x_exponents[a]`` times its stored values
+    (and the same for ``y``); ``x_sums``, ``y_sums`` are the stored rows' sums.
+    A pair is evaluated on the scale of its larger exponent, where no sum
+    exceeds the number of entries: the sum of the minima is a merge of the two
+    index lists, and the sum of the maxima is ``sum x + sum y - sum min``.
     """
     for a in range(out.shape[0]):
         p0, p1 = x_indptr[a], x_indptr[a + 1]
         for b in range(out.shape[1]):
+            top = max(x_exponents[a], y_exponents[b])
+            # powers of two: exact, or below 2^-1074 for a row negligible against the other
+            x_scale = math.ldexp(1.0, x_exponents[a] - top)
+            y_scale = math.ldexp(1.0, y_exponents[b] - top)
             p, q, q1 = p0, y_indptr[b], y_indptr[b + 1]
             m = 0.0
             while p < p1 and q < q1:
                 ia, ib = x_indices[p], y_indices[q]
                 if ia == ib:
-                    m += min(np.float64(x_data[p]), np.float64(y_data[q]))
+                    m += min(x_data[p] * x_scale, y_data[q] * y_scale)
                     p += 1
                     q += 1
                 elif ia < ib:
                     p += 1
                 else:
                     q += 1
-            denominator = x_sums[a] + y_sums[b] - m
+            denominator = x_sums[a] * x_scale + y_sums[b] * y_scale - m
             out[a, b] = m / denominator if denominator > 0 else 0.0
 
 

@@ -15,11 +15,14 @@ finiteness.
 import numpy as np
 import scipy.sparse as sp
 
-from ._kernels import exact_kernel
+from ._kernels import KERNELS, canonical_kernel, check_kernel_params, exact_kernel
 from ._parallel import block_rows
 
-#: Largest ``max |K - K^T|`` a precomputed Gram matrix may have, relative to ``max |K|``.
+#: Largest ``max |K - K^T|`` a precomputed float64 Gram matrix may have, relative to ``max |K|``.
 SYMMETRY_RTOL = 1e-8
+#: A narrower float Gram matrix may have 64 units of its own round-off: a float32 one
+#: computed as ``K(X, X)`` is symmetric only to an ulp or so of each entry.
+SYMMETRY_ULPS = 64
 
 
 def user_kernel_kind(kernel):
@@ -27,6 +30,20 @@ def user_kernel_kind(kernel):
     if isinstance(kernel, str):  # before callable(): a KernelName is a callable str
         return "precomputed" if kernel == "precomputed" else None
     return "callable" if callable(kernel) else None
+
+
+def check_kernel_params_or_user(kernel, degree, coef0):
+    """:func:`kernelmaps._kernels.check_kernel_params` for an estimator that also takes user kernels.
+
+    For a name outside the vocabulary, the ``ValueError`` lists every choice of
+    such an estimator: the names, ``'precomputed'`` and a callable.
+    """
+    try:
+        canonical_kernel(kernel, KERNELS)
+    except ValueError:
+        raise ValueError(f"kernel must be one of {list(KERNELS) + ['precomputed']} or a callable kernel(X, Y) "
+                         f"returning the Gram block, got {kernel!r}") from None
+    return check_kernel_params(kernel, degree, coef0)
 
 
 def kernel_label(kernel):
@@ -39,8 +56,16 @@ def as_dense(K):
     return np.asarray(K.toarray() if sp.issparse(K) else K, dtype=np.float64)
 
 
+def symmetry_rtol(dtype):
+    """The asymmetry, relative to ``max |K|``, a precomputed Gram matrix of ``dtype`` may have."""
+    if not np.issubdtype(dtype, np.floating):
+        return SYMMETRY_RTOL
+    return max(SYMMETRY_RTOL, SYMMETRY_ULPS * float(np.finfo(dtype).eps))
+
+
 def check_square_gram(K, what="X"):
-    """The fit matrix of ``kernel='precomputed'``: square, finite and symmetric (to :data:`SYMMETRY_RTOL`)."""
+    """The fit matrix of ``kernel='precomputed'``: square, finite and symmetric (to :func:`symmetry_rtol`)."""
+    rtol = symmetry_rtol(K.dtype if sp.issparse(K) else np.asarray(K).dtype)
     K = as_dense(K)
     if K.ndim != 2 or K.shape[0] != K.shape[1]:
         raise ValueError(f"kernel='precomputed' fits on a square Gram matrix; {what} has shape {K.shape}")
@@ -48,9 +73,9 @@ def check_square_gram(K, what="X"):
         raise ValueError(f"kernel='precomputed': the Gram matrix {what} contains NaN or infinity")
     scale = float(np.max(np.abs(K))) if K.size else 0.0
     asymmetry = float(np.max(np.abs(K - K.T))) if K.size else 0.0
-    if asymmetry > SYMMETRY_RTOL * scale:
+    if asymmetry > rtol * scale:
         raise ValueError(f"kernel='precomputed': the Gram matrix {what} is not symmetric: max |K - K^T| = "
-                         f"{asymmetry:.3g} exceeds {SYMMETRY_RTOL:g} * max |K| = {SYMMETRY_RTOL * scale:.3g}")
+                         f"{asymmetry:.3g} exceeds {rtol:.3g} * max |K| = {rtol * scale:.3g}")
     return K
 
 

@@ -9,13 +9,14 @@ import scipy.sparse as sp
 from numba import njit
 
 from ._base import FeatureMap, KernelParameter
-from ._kernels import (LAST_BLAS_KERNEL_CODE, SHIFT_INVARIANT, block_scalars, check_kernel_params, check_nu,
+from ._kernels import (LAST_BLAS_KERNEL_CODE, SHIFT_INVARIANT, block_scalars, check_nu,
                        exact_kernel, finish_block, kernel_block, resolve_gamma, shift_invariant_frame, to_frame)
 from ._fastmath import FASTMATH
 from ._landmarks import EIG_FLOOR, check_landmarks, choose_landmarks, uniform_indices
 from ._parallel import ThreadScratch
 from ._rows import bandwidth_input, densify_rows, product_into
-from ._user_kernels import as_dense, callable_block, callable_gram, check_square_gram, user_kernel_kind
+from ._user_kernels import (as_dense, callable_block, callable_gram, check_kernel_params_or_user,
+                            check_square_gram, kernel_label, user_kernel_kind)
 
 __all__ = ["Nystroem"]
 
@@ -48,6 +49,8 @@ class Nystroem(FeatureMap):
     ``W^+`` is taken from the eigen-decomposition ``W = U S U^T`` keeping the
     eigenvalues above ``1e-12 * max(S)``, so duplicate landmarks (a singular ``W``)
     only lower the rank; the normalization ``U S^(-1/2) U^T`` is stored at fit.
+    A ``W`` that is not positive semi-definite beyond round-off (an eigenvalue
+    below ``-m 2^-24 max |S|``) is no kernel's Gram matrix and raises ``ValueError``.
 
     Transform of a row block: one BLAS product ``X V^T``, a serial vectorized
     Numba epilogue turning it into ``K(X, V)`` (Laplacian and Cauchy: a Numba loop),
@@ -70,7 +73,8 @@ class Nystroem(FeatureMap):
         the exact kernel.
 
         * ``'precomputed'``: ``fit`` takes the landmarks' Gram matrix
-          ``K(landmarks, landmarks)`` (square, m x m, symmetric to 1e-8 relative):
+          ``K(landmarks, landmarks)`` (square, m x m, symmetric to 1e-8 relative,
+          64 units of round-off for float32, positive semi-definite):
           every row of it is a landmark, so the output width ``n_components_`` is
           ``m`` (``n_components`` is not used) and ``landmarks`` must stay
           ``'uniform'``. The landmarks are named by their
@@ -203,7 +207,7 @@ class Nystroem(FeatureMap):
     def _fit(self, X, rng):
         if user_kernel_kind(self.kernel) is not None:
             return self._fit_user_kernel(X, rng)
-        kernel, degree, coef0 = check_kernel_params(self.kernel, self.degree, self.coef0)
+        kernel, degree, coef0 = check_kernel_params_or_user(self.kernel, self.degree, self.coef0)
         m = self.n_components_
         n = X.shape[0]
         if m > n and isinstance(self.landmarks, str):
@@ -248,21 +252,45 @@ class Nystroem(FeatureMap):
         if not (isinstance(self.landmarks, str) and self.landmarks == "uniform"):
             raise ValueError("kernel='precomputed' takes every row of the fit matrix K(landmarks, landmarks) as a "
                              f"landmark: landmarks must be 'uniform', got {self.landmarks!r}")
-        W = check_square_gram(X, "the fit matrix K(landmarks, landmarks)")
+        W = check_square_gram(X, "K(landmarks, landmarks)")
         # every row is a landmark: the width is the fit matrix's, whatever n_components says
         self.n_components_ = W.shape[0]
         self.component_indices_ = np.arange(W.shape[0])
         self._set_normalization(W)
 
     def _set_normalization(self, W):
-        """``normalization_ = (W^+)^(1/2)`` and ``rank_`` from the landmarks' Gram matrix ``W``."""
+        """``normalization_ = (W^+)^(1/2)`` and ``rank_`` from the landmarks' Gram matrix ``W``.
+
+        ``W`` must be positive semi-definite, as every kernel's Gram matrix is.
+        Negative eigenvalues down to ``-m 2^-24 max |eigenvalue|`` are taken
+        for round-off and dropped with the other small ones: entries computed in
+        float32 (a callable's or a precomputed matrix) are off by up to
+        ``2^-24 max |W|``, which moves an eigenvalue by up to ``m`` times that,
+        and ``max |W| <= max |eigenvalue|``. Anything more negative raises
+        ``ValueError`` naming the most negative eigenvalue.
+        """
         s, U = np.linalg.eigh((W + W.T) / 2)
+        largest = float(np.max(np.abs(s))) if s.size else 0.0
+        allowed = W.shape[0] * 2.0 ** -24 * largest
+        if s.size and s[0] < -allowed:
+            raise ValueError(
+                f"{self._gram_label()} is not positive semi-definite, as a kernel's Gram matrix must be: its most "
+                f"negative eigenvalue is {s[0]:.4g} (largest |eigenvalue| {largest:.4g}), below the "
+                f"{-allowed:.3g} that round-off can explain (m 2^-24 max |eigenvalue|, m = {W.shape[0]})")
         keep = s > max(s[-1], 0.0) * EIG_FLOOR
         if not keep.any():
-            raise ValueError("the landmark Gram matrix is zero: the kernel vanishes on the landmarks")
+            raise ValueError(f"{self._gram_label()} is zero: the kernel vanishes on the landmarks")
         Uk = U[:, keep]
         self.normalization_ = (Uk / np.sqrt(s[keep])) @ Uk.T
         self.rank_ = int(keep.sum())
+
+    def _gram_label(self):
+        """How an error names the landmarks' Gram matrix."""
+        if self.kernel_ == "precomputed":
+            return "kernel='precomputed': the fit matrix K(landmarks, landmarks)"
+        if self.kernel_ == "callable":
+            return f"the Gram matrix of {kernel_label(self.kernel)} on the landmarks"
+        return f"the landmark Gram matrix of the {self.kernel_} kernel"
 
     # ------------------------------------------------------------ transform
     def _prepare_transform(self, dtype):

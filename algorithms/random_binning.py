@@ -22,6 +22,10 @@ __all__ = ["RandomBinning"]
 #: Laplacian of ``log(x + c)``. The Gaussian and Cauchy factors are concave near 0
 #: (``k''(0) < 0``), so no pitch density gives them.
 BINNING_KERNELS = ("laplacian", "skewed_intersection")
+#: Product kernels refused with the reason (their factors are concave near 0),
+#: and the Fourier map that takes each.
+_CONCAVE_KERNELS = {"gaussian": "RandomFourierFeatures", "cauchy": "RandomFourierFeatures",
+                    "skewed_chi2": "QuantileFourierFeatures"}
 #: A grid's vocabulary starts this small and doubles as bins arrive.
 _FIRST_TABLE_SLOTS = 1024
 
@@ -132,14 +136,15 @@ class RandomBinning(SparseFeatureMap):
     # ------------------------------------------------------------ parameters
     def _validate_params_common(self):
         check_integer(self.n_grids, "n_grids")
-        if not isinstance(self.kernel, str):
-            raise ValueError(f"kernel must be one of {list(BINNING_KERNELS)}, got {self.kernel!r}")
-        name = canonical_kernel(self.kernel, BINNING_KERNELS + ("gaussian", "cauchy") + SKEWED_KERNELS)
+        try:
+            name = canonical_kernel(self.kernel, BINNING_KERNELS + tuple(_CONCAVE_KERNELS))
+        except ValueError:
+            raise ValueError(f"kernel must be one of {list(BINNING_KERNELS)}, got {self.kernel!r}") from None
         if name not in BINNING_KERNELS:
             raise ValueError(
                 f"random binning needs a kernel whose one-dimensional factor k has delta k''(delta) as a "
                 f"density of pitches; the {name} kernel's factor is concave near 0 (k''(0) < 0), so it has "
-                f"none. Use one of {list(BINNING_KERNELS)}, or random Fourier features for {name!r}."
+                f"none. Use one of {list(BINNING_KERNELS)}, or {_CONCAVE_KERNELS[name]}(kernel={name!r})."
             )
         self.kernel_ = name
         self.skewedness_ = check_skewedness(self.skewedness) if name in SKEWED_KERNELS else None

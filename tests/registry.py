@@ -51,3 +51,20 @@ def domain(name, X):
 def dense(Z):
     """A map's output as a dense array: sparse-output maps (random binning) give CSR."""
     return Z.toarray() if sp.issparse(Z) else Z
+
+
+def fit(est, X, y, **fit_params):
+    """Fit a map unsupervised (supervised when it needs labels) or a learner on ``X, y``."""
+    if est.kind == "feature_map" and getattr(est, "objective", None) != "classification":
+        return est.fit(X, **fit_params)
+    return est.fit(X, y, **fit_params)
+
+
+def output(est, X):
+    """What a fitted estimator gives for ``X``: a map's features, a learner's predictions."""
+    return est.transform(X) if est.kind == "feature_map" else est.predict(X)
+
+
+def stored(Z):
+    """The values a map's output stores: the non-zeros of a sparse output, every entry of a dense one."""
+    return Z.data if sp.issparse(Z) else Z

@@ -71,6 +71,17 @@ def test_gamma_heuristics():
         resolve_gamma("median", X, "polynomial", rng)
 
 
+@pytest.mark.parametrize("rng", [None, 0, np.int64(7), np.random.RandomState(0), np.random.default_rng(0)])
+def test_gamma_heuristics_take_what_a_random_state_takes(rng):
+    X = np.random.default_rng(1).standard_normal((1500, 3))
+    g = resolve_gamma("median", X, "gaussian", rng)  # samples 1000 of the 1500 rows
+    assert 1 / (2 * 2.35**2) < g < 1 / (2 * 2.0**2)  # N(0, I_3) pairs: median distance sqrt(2 * 2.37)
+    if isinstance(rng, int):
+        assert g == resolve_gamma("median", X, "gaussian", np.random.RandomState(rng))
+    with pytest.raises(ValueError, match="seed"):
+        resolve_gamma("median", X, "gaussian", "zero")
+
+
 def test_metrics():
     K = np.array([[1.0, 0.5], [0.5, 1.0]])
     K_hat = np.array([[1.0, 0.3], [0.3, 1.0]])

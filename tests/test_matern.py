@@ -136,3 +136,52 @@ def test_nystroem_machines_take_matern(nu):
     assert falkon.nu_ == nu
     logistic = NystroemLogisticRegression(20, kernel="matern", gamma=0.5, nu=nu, random_state=0).fit(X, t > 0)
     assert logistic.score(X, t > 0) > 0.8
+
+
+# ----------------------------------------------------- points in both arguments
+@pytest.mark.parametrize("nu", [0.1, 0.3, 0.5, 1.5])
+@pytest.mark.parametrize("dtype, atol", [(np.float64, 1e-13), (np.float32, 2e-6)])
+def test_a_point_in_both_arguments_has_kernel_one(nu, dtype, atol):
+    """The diagonal of K(X, copy of X): the BLAS expansion of |x - y|^2 leaves ~eps |x|^2
+    there, which the cusp of nu < 1 turned into 1 - 3e-5 (float64) and 1 - 0.2 (float32)."""
+    X = np.random.default_rng(0).standard_normal((80, 4)).astype(dtype)
+    K = exact_kernel(X, X.copy(), kernel="matern", nu=nu, gamma=0.5)
+    expected = Matern(length_scale=1.0, nu=nu)(X.astype(np.float64))
+    np.testing.assert_allclose(np.diag(K), 1.0, rtol=0, atol=atol)
+    np.testing.assert_allclose(K, expected, rtol=0, atol=1e-10 if dtype == np.float64 else 1e-4)
+
+
+@pytest.mark.parametrize("nu", [0.1, 0.3, 0.5])
+def test_nearly_coinciding_points_against_scikit_learn(nu):
+    X = np.random.default_rng(1).standard_normal((40, 4))
+    near = X + 1e-9
+    expected = Matern(length_scale=1.0, nu=nu)(X, near)  # 1 - k ~ (distance)^(2 nu), from 1e-5 up
+    np.testing.assert_allclose(exact_kernel(X, near, kernel="matern", nu=nu, gamma=0.5), expected,
+                               rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype, atol", [(np.float64, 1e-12), (np.float32, 1e-5)])
+def test_nystroem_with_every_row_a_landmark_is_the_exact_matern_kernel(dtype, atol):
+    X = np.random.default_rng(0).standard_normal((80, 4))
+    ny = Nystroem(80, kernel="matern", nu=0.3, gamma=0.5, random_state=0).fit(X.astype(dtype))
+    Z = ny.transform(X.astype(dtype)).astype(np.float64)
+    K = exact_kernel(X.astype(dtype).astype(np.float64), kernel="matern", nu=0.3, gamma=0.5)
+    np.testing.assert_allclose(Z @ Z.T, K, rtol=0, atol=atol)
+
+
+@pytest.mark.parametrize("dtype, atol", [(np.float64, 1e-12), (np.float32, 2e-6)])
+def test_kernel_operator_on_rows_that_are_centres(dtype, atol):
+    X = np.random.default_rng(0).standard_normal((80, 4)).astype(dtype)
+    op = KernelOperator(X, X[:20], kernel="matern", gamma=0.5, nu=0.3)
+    np.testing.assert_allclose(np.diag(op @ np.eye(20)), 1.0, rtol=0, atol=atol)
+
+
+def test_svm_columns_on_their_own_rows():
+    X = np.random.default_rng(0).standard_normal((60, 8)) * 3 + 1
+    code, g, c0, p = block_scalars("matern", 0.5, 2, 1.0, 0.5, 1.0, np.float64)
+    expected = Matern(length_scale=1.0, nu=0.5)(X)
+    for i in range(60):
+        cache = (np.empty((1, 60)), np.full(60, -1, dtype=np.int64), np.full(1, -1, dtype=np.int64),
+                 np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64))
+        col = _kernel_column(i, 60, X, np.einsum("ij,ij->i", X, X), code, g, c0, p, *cache, 0)
+        np.testing.assert_allclose(col, expected[:, i], rtol=0, atol=1e-12)

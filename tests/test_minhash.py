@@ -11,6 +11,7 @@ import scipy.sparse as sp
 
 from kernelmaps import MinHash, min_max_kernel, tanimoto_kernel
 from kernelmaps._minhash_exact import bbit_constants, low_bits_collision
+from naive import exact_resemblance
 
 D = 2048
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -200,6 +201,40 @@ def test_min_max_kernel_against_numpy(counts, fingerprints):
     np.testing.assert_allclose(min_max_kernel(sp.csc_matrix(counts), counts[3:9]), brute[:, 3:9], rtol=1e-12)
     np.testing.assert_allclose(MinHash().fit(counts).kernel(counts), brute, rtol=1e-12)
     np.testing.assert_allclose(min_max_kernel(fingerprints), tanimoto_kernel(fingerprints), rtol=1e-12)
+
+
+# ------------------------------------------------------------------ magnitudes
+def test_min_max_kernel_of_rows_near_the_largest_float64():
+    X = np.array([[1e308, 1e308, 0], [1e308, 0, 1e308]])  # each row sum overflows float64
+    expected = [[1, 1 / 3], [1 / 3, 1]]
+    np.testing.assert_allclose(min_max_kernel(X), expected, rtol=1e-15)
+    np.testing.assert_allclose(MinHash(mode="weighted", random_state=0).fit(X).kernel(X), expected, rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype, scales", [(np.float64, [1e-300, 1e-170, 1e200, 1e300]),
+                                           (np.float32, [1e-40, 1e-30, 1e20, 1e35])])
+def test_exact_kernels_are_scale_invariant_at_any_magnitude(dtype, scales):
+    """k(cx, cy) = k(x, y): squares and sums that overflow or underflow must not show."""
+    rng = np.random.default_rng(2)
+    sets = (rng.uniform(size=(12, 30)) < 0.3).astype(np.float64)
+    weights = rng.exponential(size=(12, 30)) * (rng.uniform(size=(12, 30)) < 0.5)
+    for kernel, function, X in (("tanimoto", tanimoto_kernel, sets), ("tanimoto", tanimoto_kernel, weights),
+                                ("min_max", min_max_kernel, weights)):
+        for scale in scales:
+            scaled = (X * scale).astype(dtype)  # in float32, rounded: the reference reads the same values
+            expected = exact_resemblance(scaled, scaled, kernel)
+            for A in (scaled, sp.csr_matrix(scaled)):
+                np.testing.assert_allclose(function(A), expected, rtol=1e-13, atol=1e-15)
+    for scale in scales:
+        np.testing.assert_allclose(np.diag(tanimoto_kernel((sets * scale).astype(dtype))), 1.0, rtol=1e-15)
+
+
+def test_exact_kernels_of_rows_of_very_different_magnitudes():
+    rng = np.random.default_rng(3)
+    X = rng.exponential(size=(10, 6)) * (rng.uniform(size=(10, 6)) < 0.7) * 10.0 ** rng.integers(-300, 300, (10, 1))
+    Y = X[::-1] * 10.0 ** rng.integers(-5, 5, (10, 1))
+    for kernel, function in (("tanimoto", tanimoto_kernel), ("min_max", min_max_kernel)):
+        np.testing.assert_allclose(function(X, Y), exact_resemblance(X, Y, kernel), rtol=1e-13, atol=1e-300)
 
 
 # ------------------------------------------------------------------ Theorem 1 constants

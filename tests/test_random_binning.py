@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import kernelmaps
 import kernelmaps.random_binning as random_binning
 from kernelmaps import RandomBinning, exact_kernel
 from kernelmaps._validation import FeatureOverflowError
@@ -135,10 +136,20 @@ def test_kernels_without_a_pitch_density_are_refused(points, kernel):
         RandomBinning(kernel=kernel).fit(points[0])
 
 
-@pytest.mark.parametrize("kernel", ["polynomial", "chi2", "nope"])
+@pytest.mark.parametrize("kernel", ["polynomial", "chi2", "nope", "matern", 3])
 def test_kernels_outside_the_vocabulary_are_named(points, kernel):
-    with pytest.raises(ValueError, match="kernel must be one of"):
+    # exactly the kernels random binning takes, each once
+    with pytest.raises(ValueError, match=r"kernel must be one of \['laplacian', 'skewed_intersection'\], got"):
         RandomBinning(kernel=kernel).fit(points[0])
+
+
+@pytest.mark.parametrize("kernel, alternative", [("gaussian", "RandomFourierFeatures"),
+                                                 ("cauchy", "RandomFourierFeatures"),
+                                                 ("skewed_chi2", "QuantileFourierFeatures")])
+def test_a_refused_kernel_is_sent_to_a_map_that_takes_it(points, kernel, alternative):
+    with pytest.raises(ValueError, match=rf"{alternative}\(kernel='{kernel}'\)"):
+        RandomBinning(kernel=kernel).fit(points[0])
+    getattr(kernelmaps, alternative)(kernel=kernel).fit(np.abs(points[0]))
 
 
 @pytest.mark.parametrize("params, message", [

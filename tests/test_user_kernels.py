@@ -151,3 +151,49 @@ def test_precomputed_kernel_block_reads_the_gram_columns(dtype):
     G = np.empty((5, 12), dtype)
     kernel_block(G, X, V, np.zeros(12, dtype), PRECOMPUTED_CODE, dtype(1), dtype(0), 0)
     np.testing.assert_array_equal(G, K[np.ix_(order, order[:5])].T)
+
+
+def test_a_landmark_gram_that_is_not_positive_semi_definite_is_named(data):
+    X, _ = data
+    with pytest.raises(ValueError, match=r"not positive semi-definite.*most negative eigenvalue is -1 "):
+        Nystroem(kernel="precomputed").fit(-np.eye(5))
+
+    def negated(A, B):
+        return -exact_kernel(A, B, gamma=GAMMA)
+
+    with pytest.raises(ValueError, match=r"kernel='negated'.*not positive semi-definite"):
+        Nystroem(10, kernel=negated, random_state=0).fit(X)
+    # m 2^-24 max|eigenvalue| is round-off (a Gram matrix computed in float32); beyond it, refused
+    W = exact_kernel(X[:40], gamma=GAMMA)
+    s, U = np.linalg.eigh(W)
+    for shift, accepted in ((-0.5 * 40 * 2.0**-24 * s[-1], True), (-2 * 40 * 2.0**-24 * s[-1], False)):
+        shifted = (U * np.r_[shift, s[1:]]) @ U.T
+        if accepted:
+            ny = Nystroem(kernel="precomputed").fit(shifted)
+            assert ny.rank_ < 40  # the negative eigenvalue is dropped
+        else:
+            with pytest.raises(ValueError, match="not positive semi-definite"):
+                Nystroem(kernel="precomputed").fit(shifted)
+    with pytest.raises(ValueError, match="is zero"):
+        Nystroem(kernel="precomputed").fit(np.zeros((4, 4)))
+
+
+def test_an_unknown_kernel_name_lists_the_user_kernels_too(data):
+    X, _ = data
+    with pytest.raises(ValueError, match=r"one of \[.*'matern'.*'precomputed'\] or a callable"):
+        Nystroem(10, kernel="sigmoid").fit(X)
+
+
+def test_a_float32_gram_matrix_need_be_symmetric_only_to_its_round_off(data):
+    X, y = data
+    K = exact_kernel(X[:40].astype(np.float32), gamma=GAMMA)
+    K[3, 5] = np.nextafter(K[5, 3], np.float32(2))  # one ulp apart
+    assert K[3, 5] != K[5, 3]
+    for estimator in (Nystroem(kernel="precomputed"), KernelRidge(kernel="precomputed"),
+                      KernelSVC(kernel="precomputed")):
+        estimator.fit(K, (y[:40] > 1).astype(int))
+    with pytest.raises(ValueError, match="not symmetric"):
+        K[3, 5] += np.float32(1e-3)
+        Nystroem(kernel="precomputed").fit(K)
+    with pytest.raises(ValueError, match="not symmetric"):  # float64: 1e-8 relative
+        Nystroem(kernel="precomputed").fit(exact_kernel(X[:40], gamma=GAMMA) + np.triu(np.full((40, 40), 1e-7), 1))
