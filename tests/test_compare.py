@@ -1,20 +1,29 @@
-"""``python -m benchmarks.compare``: its statistics on simulated rounds, its worker, and one real compare.
+"""``python -m benchmarks.compare``: its statistics on simulated rounds, its worker, its selection, and real compares.
 
 The statistical tests draw seeded simulated rounds: the false-alarm bound
 and the power are properties of the procedure, tested without timing anything.
-The end-to-end test injects a 3x slowdown into a temporary clone and checks
-that the real command finds it and names it.
+One end-to-end test injects a 3x slowdown into a temporary clone and checks
+that the real command finds it and names it; another compares HEAD with a
+commit older than ``MinHash`` and checks that MinHash is reported absent there.
 """
 
+import io
+import json
+import os
+import re
+import shutil
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
+from benchmarks import _compare_selection as selection
 from benchmarks import _compare_stats as cs
 from benchmarks import _compare_worker as worker
+from benchmarks import compare as cmp
 
 
 def test_the_paired_ratio_and_its_interval_are_those_of_a_t_test_on_log_ratios():
@@ -114,7 +123,8 @@ def test_the_worker_runs_as_asv_does():
 
 
 def test_discovery_selects_one_maps_transforms_by_its_key():
-    found = worker.discover(r"FeatureMaps\.time_transform\('rff', 'letter'", kinds=("time",))
+    found, unlisted = worker.discover(r"FeatureMaps\.time_transform\('rff', 'letter'", kinds=("time",))
+    assert not unlisted
     assert found and all(name.startswith("bench_feature_maps.FeatureMaps.time_transform('rff', 'letter'")
                          for name, *_ in found)
 
@@ -142,11 +152,11 @@ def test_a_compare_finds_an_injected_slowdown(tmp_path):
     pattern = r"FeatureMaps\.time_transform\('(rff|orf)', 'banana'"
     results = compare("HEAD", slow, pattern, budget_minutes=0.5, max_rounds=5, samples=3, progress=False,
                       repo=clone)
-    verdicts = {row["key"]: row["verdict"] for row in results[0]}
+    verdicts = {row["key"]: row["verdict"] for row in results.time_rows}
     assert set(verdicts) and all("banana" in key for key in verdicts)
     assert all(v == "slower" for k, v in verdicts.items() if "'rff'" in k), verdicts
     assert any("'orf'" in k for k in verdicts)  # the other map was compared too
-    assert report(*results, out=sys.stderr) == 1
+    assert report(results, out=sys.stderr) == 1
     assert transform_pattern("rff") in rf"time_transform\('rff'"
 
 
@@ -158,6 +168,269 @@ def test_the_verdicts_are_logged_where_the_report_reads_them(tmp_path):
              "low": 1.2, "high": 1.4, "p": 1e-4, "verdict": "slower"},
             {"key": "bench_feature_maps.FeatureMaps.time_transform('orf', 'letter', 256)", "ratio": 1.0,
              "low": 0.9, "high": 1.1, "p": 0.9, "verdict": "no change"}]
-    path = log("a" * 40, "b" * 40, (rows, [], {}, 5, 60.0), folder=tmp_path)
+    path = log(cmp.Comparison("a" * 40, "b" * 40, rows, [], [], [], 5, 60.0), folder=tmp_path)
     assert path.name == "aaaaaaaa-bbbbbbbb.json"
     assert report_history.flagged(tmp_path) == {("b" * 40, "rff")}
+
+
+class _HalfSetUp:
+    """Parameter 1 sets up, 2 does not; 3 is asv's skip; the benchmark itself fails for 4."""
+
+    params = [1, 2, 3, 4]
+
+    def setup(self, n):
+        if n == 2:
+            raise ImportError("cannot import name 'NewMap' from 'kernelmaps'")
+        if n == 3:
+            raise NotImplementedError("not for this parameter")
+
+    def time_work(self, n):
+        if n == 4:
+            raise ValueError("broken after set-up")
+
+
+class _NoCache:
+    def setup_cache(self):
+        raise AttributeError("module 'kernelmaps' has no attribute 'NewMap'")
+
+    def track_error(self, cache):
+        return 0.0
+
+
+def test_what_cannot_be_set_up_is_absent_and_a_failure_after_set_up_is_an_error():
+    selection_ = [(worker.key(f"m._HalfSetUp.time_work", (n,)), _HalfSetUp, "time_work", (n,)) for n in (1, 2, 3, 4)]
+    selection_.append((worker.key("m._NoCache.track_error", ()), _NoCache, "track_error", ()))
+    results = worker.run(selection_, samples=2)
+    assert len(results["m._HalfSetUp.time_work(1)"]["samples"]) == 2
+    assert results["m._HalfSetUp.time_work(2)"] == {
+        "absent": "setup: ImportError: cannot import name 'NewMap' from 'kernelmaps'"}
+    assert "skipped" in results["m._HalfSetUp.time_work(3)"]
+    assert results["m._HalfSetUp.time_work(4)"] == {"error": "time_work: ValueError: broken after set-up"}
+    assert results["m._NoCache.track_error()"]["absent"].startswith("setup_cache: AttributeError")
+
+
+def _out(results, unlisted=None):
+    return {"results": results, "unlisted": unlisted or {}}
+
+
+def test_keys_set_up_at_one_side_are_absent_at_the_other_and_only_both_sided_failures_count():
+    ok, value = {"samples": [1.0]}, {"value": 0.5}
+    base = _out({"m.C.time_a(1)": ok, "m.C.time_a(2)": {"absent": "setup: ImportError: no NewMap"},
+                 "m.C.time_a(4)": {"error": "time_a: ValueError: x"}, "m.C.time_a(5)": {"skipped": "skipped: n/a"},
+                 "m.C.time_a(6)": {"absent": "setup: KeyError: 'z'"}, "m.C.track_e(1)": value},
+                {"bench_new": "import of bench_new: AttributeError: no NewMachine", "bench_gone": "import: E"})
+    head = _out({"m.C.time_a(1)": ok, "m.C.time_a(2)": ok, "m.C.time_a(3)": ok, "m.C.time_a(4)": ok,
+                 "m.C.time_a(5)": {"skipped": "skipped: n/a"}, "m.C.track_e(1)": value,
+                 "bench_new.K.time_fit('x')": ok, "m.C.time_a(7)": {"absent": "setup: OSError: no file"}},
+                {"bench_gone": "import: E"})
+    ran, absent, failures = cmp.sort_out({"base": base, "head": head})
+    assert ran == ["m.C.time_a(1)", "m.C.track_e(1)"]
+    assert absent == [
+        {"key": "bench_new.K.time_fit('x')", "side": "BASE",
+         "reason": "import of bench_new: AttributeError: no NewMachine"},
+        {"key": "m.C.time_a(2)", "side": "BASE", "reason": "setup: ImportError: no NewMap"},
+        {"key": "m.C.time_a(3)", "side": "BASE", "reason": "no such parameter set"}]
+    verdicts = {row["key"]: (row["verdict"], row["reasons"]) for row in failures}
+    assert verdicts == {  # time_a(5), skipped at both, is no failure
+        "m.C.time_a(4)": ("failed", {"BASE": "time_a: ValueError: x"}),
+        "m.C.time_a(6)": ("absent at both sides", {"BASE": "setup: KeyError: 'z'", "HEAD": "no such parameter set"}),
+        "m.C.time_a(7)": ("absent at both sides", {"BASE": "no such parameter set", "HEAD": "setup: OSError: no file"}),
+        "bench_gone": ("absent at both sides", {"BASE": "import: E", "HEAD": "import: E"})}
+
+
+def _line(text, key):
+    """The printed line of ``key``."""
+    lines = [line for line in text.splitlines() if line.startswith(key + " ")]
+    assert len(lines) == 1, text
+    return lines[0]
+
+
+def test_absent_benchmarks_and_failures_are_printed_and_logged(tmp_path):
+    rows = cs.timing_verdicts({"m.C.time_a(1)": ([1.0, 1.1, 1.0], [1.0, 1.0, 1.1])})
+    absent = [{"key": "m.C.time_a(2)", "side": "BASE", "reason": "setup: ImportError: no NewMap"}]
+    failures = [{"key": "m.C.time_a(4)", "verdict": "failed", "reasons": {"HEAD": "time_a: ValueError: x"}}]
+    result = cmp.Comparison("a" * 40, "b" * 40, rows, [], absent, failures, 3, 60.0)
+    out = io.StringIO()
+    assert cmp.report(result, out) == 0
+    text = out.getvalue()
+    assert _line(text, "m.C.time_a(2)").endswith("  absent at BASE (setup: ImportError: no NewMap)")
+    assert _line(text, "m.C.time_a(4)").endswith("  failed: HEAD: time_a: ValueError: x")
+    assert "1 timed benchmarks" in text and "1 absent at BASE, 0 absent at HEAD" in text and "1 failed" in text
+    logged = json.loads(cmp.log(result, folder=tmp_path).read_text())
+    assert logged["absent_at_base"] == ["m.C.time_a(2)"] and logged["absent_at_head"] == []
+    assert logged["absent"] == absent and logged["failures"] == failures
+
+
+SELECTION_CASES = [
+    r"time_transform\('rff'", "time_transform", r"\('rff'", r"rff', 'banana', 256\)$", r"s\.time_", r"fwht\(",
+    r"(?i)featuremaps\.TIME_TRANSFORM\(", r"Maps\.time_transform\('r", r"\.track_\w+\(", ".", r"e\(|^bench_dask",
+    r"FWHT\.time_fwht\('kernelmaps', 1[04]", r"time_transform\(.rff.|^bench_machine", r"(?<=\.)time_fit\(",
+    r"Environment\.track_vector_bits\('\w+ \(", r"^bench_feature_maps\.FeatureMaps", r"bench_\w+\.FWHT",
+    r"_(fit|solve)\('", r"(?:Mfeat|Solver)\.time_"]
+
+
+@pytest.mark.parametrize("pattern, wanted, left_out", [
+    (r"time_transform\('rff'", {"bench_feature_maps", "bench_minhash"}, {"bench_kernel_machines", "bench_fwht"}),
+    ("time_transform", {"bench_feature_maps", "bench_dot_product"}, {"bench_kernel_machines", "bench_learned_maps"}),
+    (r"FeatureMaps\.time_transform\('(rff|orf)', 'banana'", {"bench_feature_maps"}, {"bench_dot_product"}),
+    (r"bench_fwht|MinHashTransform\.time_transform\('binary'", {"bench_fwht", "bench_minhash"}, {"bench_feature_maps"}),
+    ("^bench_f", {"bench_fwht", "bench_feature_maps"}, {"bench_minhash"}),
+    ("(?i)BENCH_DASK", {"bench_dask"}, {"bench_fwht"}),
+    # a parameter can hold any text without a name's markers: every module
+    ("tensor_sketch", set(selection.module_names()), set()),
+    ("rff|time_fwht", set(selection.module_names()), set()),
+])
+def test_a_pattern_selects_modules_from_their_source(pattern, wanted, left_out):
+    chosen = set(selection.selected_modules(pattern))
+    assert wanted <= chosen and not (left_out & chosen), chosen
+
+
+def test_the_suite_keeps_the_contract_the_selection_relies_on():
+    """Every key of this suite: its name part is among those read from the source, and its
+    parameter part holds no name marker and no word character before a parenthesis."""
+    found, unlisted = worker.discover("")
+    assert found and not unlisted
+    for module in selection.module_names():
+        names = set(selection.benchmark_names(module))
+        listed = {name.split("(")[0] for name, *_ in found if name.startswith(module + ".")}
+        assert listed and listed <= names, (module, listed - names)
+    assert all(selection.parameters_follow_the_contract(name) for name, *_ in found)
+    for pattern in SELECTION_CASES:  # no module whose keys match is left out
+        matching = {name.split(".")[0] for name, *_ in found if re.search(pattern, name)}
+        assert matching and matching <= set(selection.selected_modules(pattern)), pattern
+    assert not selection.parameters_follow_the_contract("m.C.time_a('bench_x')")
+    assert not selection.parameters_follow_the_contract("m.C.time_a('f(x)')")
+
+
+def _fake_suite(tmp_path):
+    """A ``benchmarks`` package with this worker, one module that imports and one that raises."""
+    package = tmp_path / "benchmarks"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name in ("_compare_worker.py", "_compare_selection.py"):
+        shutil.copy(cmp.ROOT / "benchmarks" / name, package / name)
+    (package / "bench_good.py").write_text(textwrap.dedent("""
+        class Good:
+            params = [[10, 20]]
+
+            def time_work(self, n):
+                sum(range(n))
+        """))
+    (package / "bench_raises.py").write_text(textwrap.dedent("""
+        import pathlib
+
+        pathlib.Path(__file__).with_name("imported").write_text("yes")
+        raise RuntimeError("this module cannot be imported here")
+
+
+        class Raises:
+            def time_other(self):
+                pass
+        """))
+    return package
+
+
+def _run_worker(root, pattern):
+    spec, out = root / "spec.json", root / "out.json"
+    spec.write_text(json.dumps({"pattern": pattern, "samples": 1, "kinds": ["time", "track"]}))
+    completed = subprocess.run([sys.executable, "-m", "benchmarks._compare_worker", str(spec), str(out)], cwd=root,
+                               env=dict(os.environ, PYTHONPATH=str(root)), capture_output=True, text=True)
+    assert completed.returncode == 0, completed.stderr
+    return json.loads(out.read_text())
+
+
+def test_the_worker_imports_only_the_modules_a_pattern_can_select(tmp_path):
+    package = _fake_suite(tmp_path)
+    for pattern in ("bench_good", r"time_work\(", r"^bench_good\.Good\.time_work\(10"):
+        out = _run_worker(tmp_path, pattern)
+        assert set(out["results"]) >= {"bench_good.Good.time_work(10)"} and out["unlisted"] == {}
+        assert not (package / "imported").exists(), pattern
+    out = _run_worker(tmp_path, "")  # may select anything: the module is imported, and absent here
+    assert (package / "imported").exists()
+    assert out["unlisted"] == {"bench_raises": "import of bench_raises: RuntimeError: this module cannot be imported here"}
+    assert set(out["results"]) == {"bench_good.Good.time_work(10)", "bench_good.Good.time_work(20)"}
+
+
+def _compare_worktrees():
+    listing = subprocess.run(["git", "worktree", "list"], cwd=cmp.ROOT, capture_output=True, text=True).stdout
+    return {line for line in listing.splitlines() if "kernelmaps-compare-" in line}
+
+
+def _usage_errors(tmp_path):
+    (tmp_path / "a-file").write_text("")
+    (tmp_path / "plain-folder").mkdir()
+    return {"invalid pattern": ["HEAD", "HEAD", "-b", "("],
+            "missing repo": ["HEAD", "HEAD", "--repo", str(tmp_path / "nonexistent")],
+            "repo is a file": ["HEAD", "HEAD", "--repo", str(tmp_path / "a-file")],
+            "repo is no git repository": ["HEAD", "HEAD", "--repo", str(tmp_path / "plain-folder")],
+            "unknown revision": ["no-such-branch", "HEAD"],
+            "pattern matches no module": ["HEAD", "HEAD", "-b", "^no_such_module"]}
+
+
+def test_usage_errors_stop_before_any_worktree_with_one_line(tmp_path, monkeypatch, capsys):
+    def no_worktree(*args, **kwargs):
+        raise AssertionError("a worktree was made")
+
+    monkeypatch.setattr(cmp, "Side", no_worktree)
+    for case, argv in _usage_errors(tmp_path).items():
+        with pytest.raises(SystemExit) as raised:
+            cmp.main(argv)
+        err = capsys.readouterr().err
+        assert raised.value.code == 2, case
+        assert err.count("\n") == 1 and err.startswith("python -m benchmarks.compare: error: "), (case, err)
+
+
+def test_usage_errors_of_the_command_print_no_traceback(tmp_path):
+    before = _compare_worktrees()
+    for case, argv in _usage_errors(tmp_path).items():
+        completed = subprocess.run([sys.executable, "-m", "benchmarks.compare", *argv], cwd=cmp.ROOT,
+                                   capture_output=True, text=True)
+        assert completed.returncode == 2, (case, completed.stderr)
+        assert completed.stderr.count("\n") == 1 and "Traceback" not in completed.stderr, (case, completed.stderr)
+    assert _compare_worktrees() == before
+
+
+def test_a_crashed_worker_is_one_line_naming_the_side(tmp_path, monkeypatch, capsys):
+    package = tmp_path / "benchmarks"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "_compare_worker.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    side = cmp.Side.__new__(cmp.Side)
+    side.label, side.sha, side.site = "head", "c" * 40, tmp_path
+    monkeypatch.setattr(cmp, "LOG_DIR", tmp_path / "logs")
+    with pytest.raises(cmp.CompareError) as raised:
+        side.run(tmp_path, {"pattern": ""}, tmp_path)
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith("the benchmark worker of HEAD (cccccccc) was killed by SIGSEGV")
+    assert (tmp_path / "logs" / "worker-head-cccccccc.log").is_file()
+
+    def crashing(*args, **kwargs):
+        raise raised.value
+
+    monkeypatch.setattr(cmp, "compare", crashing)
+    with pytest.raises(SystemExit) as stopped:
+        cmp.main(["HEAD", "HEAD"])
+    assert stopped.value.code == 3 and capsys.readouterr().err.count("\n") == 1
+
+
+OLD_COMMIT = "5f319d6"  # main before MinHash and the Nystroem kernel machines
+
+
+@pytest.mark.slow
+def test_a_commit_older_than_an_algorithm_compares_the_rest_and_names_it_absent(tmp_path):
+    """At 5f319d6 ``kernelmaps.MinHash`` does not exist: its benchmark cannot be set up at
+    BASE and is reported absent there, while the FWHT benchmarks are compared."""
+    known = subprocess.run(["git", "cat-file", "-e", f"{OLD_COMMIT}^{{commit}}"], cwd=cmp.ROOT, capture_output=True)
+    if known.returncode != 0:
+        pytest.skip(f"commit {OLD_COMMIT} is not in this repository (a shallow clone?)")
+    pattern = r"time_fwht\('kernelmaps', 10|MinHashTransform\.time_transform\('binary'"
+    result = cmp.compare(OLD_COMMIT, "HEAD", pattern, budget_minutes=0.1, max_rounds=3, samples=1, progress=False)
+    out = io.StringIO()
+    assert cmp.report(result, out) in (0, 1)
+    minhash = "bench_minhash.MinHashTransform.time_transform('binary', 256)"
+    assert [(row["key"], row["side"]) for row in result.absent] == [(minhash, "BASE")]
+    assert "MinHash" in result.absent[0]["reason"] and not result.failures
+    assert {row["key"] for row in result.time_rows} == {
+        f"bench_fwht.FWHT.time_fwht('kernelmaps', 10, '{dtype}')" for dtype in ("float32", "float64")}
+    assert "  absent at BASE (setup: ImportError: cannot import name 'MinHash'" in _line(out.getvalue(), minhash)
+    assert json.loads(cmp.log(result, folder=tmp_path).read_text())["absent_at_base"] == [minhash]

@@ -52,8 +52,8 @@ def regression_power(run):
                     injected[name, factor] = inject(clone, name, factor)
                 head, pattern = injected[name, factor], transform_pattern(name)
             base = f"HEAD~{len(s['replay'])}" if name == "replay" else "HEAD"
-            time_rows, _, failures, rounds, seconds = compare(base, head, pattern, s["budget"], progress=False,
-                                                              repo=clone)
+            result = compare(base, head, pattern, s["budget"], progress=False, repo=clone)
+            time_rows, failures, rounds, seconds = result.time_rows, result.failures, result.rounds, result.seconds
             slower = [row for row in time_rows if row["verdict"] == "slower"]
             if name == "replay":
                 for target in s["replay"]:
