@@ -11,6 +11,7 @@ allocated; a refit forgets everything the previous fit learned.
 import math
 import numbers
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -258,6 +259,72 @@ def check_fraction(value, name, *, allow_zero=True):
     return value
 
 
+def check_landmark_count(n_components, auto=None):
+    """``n_components`` of a Nyström estimator: an int >= 1, or ``'auto'`` where ``auto`` is given.
+
+    Parameters
+    ----------
+    n_components : int or 'auto'
+    auto : int or None
+        What ``'auto'`` asks for at most (``None``: ``'auto'`` is refused).
+
+    Returns
+    -------
+    int or 'auto'
+    """
+    if auto is not None and isinstance(n_components, str) and n_components == "auto":
+        return "auto"
+    if auto is not None and not isinstance(n_components, numbers.Integral):
+        raise ValueError(f"n_components must be an integer or 'auto', got {n_components!r}")
+    return check_integer(n_components, "n_components")
+
+
+def landmark_count(n_components, n_rows, landmarks, auto=None):
+    """The number of landmarks (Nyström centres) a fit on ``n_rows`` rows uses.
+
+    A rule that draws landmarks from the rows (``landmarks`` a string) takes at
+    most one landmark per row: ``n_components > n_rows`` uses every row once,
+    with a ``UserWarning`` pointing at the user's call, and ``'auto'`` is
+    ``min(auto, n_rows)`` without one, since the user asked for no number.
+    Given landmarks (an array) are not rows and are not capped; ``'auto'`` then
+    takes as many as are given. The one rule of :class:`kernelmaps.Nystroem` and
+    the Nyström kernel machines.
+
+    Parameters
+    ----------
+    n_components : int or 'auto'
+    n_rows : int
+        The rows the landmarks are drawn from (after any validation split).
+    landmarks : str or array-like
+    auto : int or None
+        What ``'auto'`` asks for at most (``None``: ``'auto'`` is refused).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from kernelmaps._validation import landmark_count
+    >>> landmark_count("auto", 300, "uniform", auto=1000)
+    300
+    >>> landmark_count(50, 300, "uniform")
+    50
+    """
+    requested = check_landmark_count(n_components, auto)
+    if not isinstance(landmarks, str):
+        if requested == "auto":
+            return np.shape(landmarks)[0] if np.ndim(landmarks) == 2 else auto
+        return requested
+    if requested == "auto":
+        return min(auto, n_rows)
+    if requested > n_rows:
+        warnings.warn(f"n_components={requested} is larger than the {n_rows} rows fitted: using every row as a "
+                      f"landmark, n_components_={n_rows}", UserWarning, stacklevel=user_stacklevel())
+        return n_rows
+    return requested
+
+
 def check_generator(value, name="random_state"):
     """``value`` (an int >= 0, None or a ``numpy.random.Generator``) as a Generator.
 
@@ -310,7 +377,7 @@ def format_bytes(n_bytes):
         value /= 1024
 
 
-def check_fits_in_memory(n_bytes, parameter, what):
+def check_fits_in_memory(n_bytes, parameter, what, remedy=None):
     """Refuse a plan that needs more than :data:`MEMORY_FRACTION` of free memory.
 
     Parameters
@@ -323,6 +390,8 @@ def check_fits_in_memory(n_bytes, parameter, what):
     what : str
         What would be allocated, e.g. ``"the projection matrix and one transform
         block"``.
+    remedy : str or None
+        What the user can change, appended to the error.
 
     Raises
     ------
@@ -332,8 +401,23 @@ def check_fits_in_memory(n_bytes, parameter, what):
     if n_bytes > MEMORY_FRACTION * available:
         raise InsufficientMemoryError(
             f"{parameter} is too large: {what} would take {format_bytes(n_bytes)}, but only "
-            f"{format_bytes(available)} of memory is available"
+            f"{format_bytes(available)} of memory is available" + ("" if remedy is None else f"; {remedy}")
         )
+
+
+# ---------------------------------------------------------------- warnings
+def user_stacklevel():
+    """The ``stacklevel`` that makes a warning point at the first caller outside kernelmaps.
+
+    Call it as the ``stacklevel`` argument of ``warnings.warn``: the paths to a
+    warning (``fit``, a Dask fit, a cross-validation inside ``fit``) differ in
+    depth, and the user should see their own line whichever was taken.
+    """
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 # -------------------------------------------------------------- fitted state
