@@ -203,6 +203,22 @@ def test_logistic_newton_path_decreases_the_objective_at_the_target():
     assert clf.gradient_norms_[-1] <= clf.tol
 
 
+@pytest.mark.parametrize("alpha", [1e-20, 1e-100, 1e-300])
+def test_logistic_fits_with_a_ridge_below_rounding(alpha):
+    """Any alpha > 0 fits, as LogisticRegression(C=1e20) does: T D T^T / m + lam I lost its
+    positive definiteness to rounding when lam underflowed against T D T^T / m."""
+    from sklearn.metrics import log_loss
+
+    rng = np.random.default_rng(2)
+    X, y = rng.standard_normal((80, 4)), rng.integers(0, 2, 80)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = NystroemLogisticRegression(20, alpha=alpha, gamma=0.5, max_iter=100, random_state=3).fit(X, y)
+    Z = Nystroem(20, gamma=0.5, landmarks=clf.components_).fit(X).transform(X)
+    reference = LogisticRegression(C=1e20, max_iter=10_000).fit(Z, y)
+    assert log_loss(y, clf.predict_proba(X)) <= log_loss(y, reference.predict_proba(Z)) + 1e-4
+
+
 # ------------------------------------------------------------------ bad input
 @pytest.mark.parametrize("cls", [NystroemKernelRidge, NystroemKernelRidgeClassifier, NystroemLogisticRegression])
 def test_bad_input_gets_a_clear_error(cls, regression):
