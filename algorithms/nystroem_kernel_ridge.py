@@ -75,7 +75,7 @@ _SHARED_DOC = """
         classifier), and stop when the held-out loss (mean squared error;
         classification error for the classifier) has not improved for
         ``n_iter_no_change`` iterations, keeping the best coefficients.
-    validation_fraction : float, default=0.1
+    validation_fraction : float in (0, 1), default=0.1
     n_iter_no_change : int, default=5
     verbose : bool, default=False
         A tqdm progress bar over the iterations, with the residual.

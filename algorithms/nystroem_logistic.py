@@ -66,7 +66,7 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
         Hold out ``validation_fraction`` of the rows (stratified) and stop when
         their classification error has not improved for ``n_iter_no_change``
         Newton steps, keeping the best coefficients.
-    validation_fraction : float, default=0.1
+    validation_fraction : float in (0, 1), default=0.1
     n_iter_no_change : int, default=5
     verbose : bool, default=False
         A tqdm progress bar over the Newton steps.
