@@ -22,13 +22,12 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import KernelParameter, RegisteredEstimator, classes_from_scores
 from ._kernel_params import FittedKernelMixin
 from ._kernels import check_kernel_params, check_nu, exact_kernel, resolve_gamma
-from ._landmarks import check_landmarks, choose_landmarks, uniform_indices
+from ._landmarks import check_landmarks, choose_landmarks, landmark_count, uniform_indices
 from ._parallel import n_worker_threads
 from ._rows import bandwidth_input
 from ._solvers.kernel_operator import KernelOperator
 from ._validation import (check_bool, check_fits_in_memory, check_fraction, check_input, check_integer,
-                          check_positive, dask_support, is_dask_array, landmark_count,
-                          user_stacklevel, validation_rows)
+                          check_positive, dask_support, is_dask_array, user_stacklevel, validation_rows)
 
 #: The centres ``n_components='auto'`` asks for: ``min(AUTO_CENTRES, rows)``.
 AUTO_CENTRES = 1000
@@ -94,7 +93,7 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
 
         ``X`` is the training rows, or for Dask input a sample of them, of
         ``n_rows`` rows in all; a rule draws at most one centre per row
-        (:func:`kernelmaps._validation.landmark_count`).
+        (:func:`kernelmaps._landmarks.landmark_count`).
         """
         d = X.shape[1]
         n = X.shape[0] if n_rows is None else n_rows

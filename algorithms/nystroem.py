@@ -11,11 +11,10 @@ from ._base import FeatureMap, KernelParameter
 from ._kernels import (LAST_BLAS_KERNEL_CODE, SHIFT_INVARIANT, block_scalars, check_kernel_params, check_nu,
                        exact_kernel, finish_block, kernel_block, resolve_gamma, shift_invariant_frame, to_frame)
 from ._fastmath import FASTMATH
-from ._landmarks import EIG_FLOOR, check_landmarks, choose_landmarks, uniform_indices
+from ._landmarks import EIG_FLOOR, check_landmarks, choose_landmarks, landmark_count, uniform_indices
 from ._parallel import ThreadScratch
 from ._rows import bandwidth_input, densify_rows, product_into
 from ._user_kernels import as_dense, callable_block, callable_gram, check_square_gram, user_kernel_kind
-from ._validation import landmark_count
 
 __all__ = ["Nystroem"]
 
