@@ -35,7 +35,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from ._base import one_vs_rest_code
 from ._fastmath_arrays import all_finite
 from ._solvers.kernel_operator import KernelOperator
-from ._validation import check_integer, clear_fitted_state, is_dask_array
+from ._validation import clear_fitted_state, is_dask_array
 from .dask import (FIT_SAMPLE_ROWS, TREE_FAN_IN, _align_rows, _as_targets, _check_rows, _graph_node, _known_rows,
                    _serial, sample_rows)
 
@@ -154,14 +154,13 @@ def fit(estimator, X, y):
     X = X if X.dtype in (np.float32, np.float64) else X.astype(np.float64)
     if len(y) != n:
         raise ValueError(f"X has {n} rows but y has {len(y)}")
-    estimator._check_solver_params()
+    clear_fitted_state(estimator)
+    estimator._check_params(X.shape[1])
     if estimator.early_stopping:
         raise ValueError(f"{type(estimator).__name__} does not stop early on Dask input (holding out rows "
                          "would need a second pass per iteration); set early_stopping=False")
-    clear_fitted_state(estimator)
     rng = check_random_state(estimator.random_state)
-    m = check_integer(estimator.n_components, "n_components")
-    take = min(n, max(FIT_SAMPLE_ROWS, m))
+    take = min(n, max(FIT_SAMPLE_ROWS, estimator._requested_centres()))
     # the rows drawn here, not inside sample_rows, so that the centres' row indices are X's
     rows = np.arange(n) if take == n else np.sort(rng.choice(n, take, replace=False))
     sample = sample_rows(X if take == n else X[rows], take)

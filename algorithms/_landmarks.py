@@ -5,11 +5,14 @@ Nyström kernel machines (:mod:`kernelmaps.nystroem_kernel_ridge`), whose
 coefficients live on them.
 """
 
+import numbers
+import warnings
+
 import numpy as np
 
 from ._user_kernels import gram
 from ._rows import dense_rows
-from ._validation import check_choice
+from ._validation import check_choice, check_integer, user_stacklevel
 
 #: Eigenvalues of the landmark Gram below ``EIG_FLOOR * max eigenvalue`` are dropped.
 EIG_FLOOR = 1e-12
@@ -67,6 +70,72 @@ def check_landmarks(landmarks, m, n_features):
     if not np.issubdtype(V.dtype, np.number) or not np.isfinite(V).all():
         raise ValueError("landmarks contains NaN or infinity, or is not numeric")
     return V
+
+
+def check_landmark_count(n_components, auto=None):
+    """``n_components`` of a Nyström estimator: an int >= 1, or ``'auto'`` where ``auto`` is given.
+
+    Parameters
+    ----------
+    n_components : int or 'auto'
+    auto : int or None
+        What ``'auto'`` asks for at most (``None``: ``'auto'`` is refused).
+
+    Returns
+    -------
+    int or 'auto'
+    """
+    if auto is not None and isinstance(n_components, str) and n_components == "auto":
+        return "auto"
+    if auto is not None and not isinstance(n_components, numbers.Integral):
+        raise ValueError(f"n_components must be an integer or 'auto', got {n_components!r}")
+    return check_integer(n_components, "n_components")
+
+
+def landmark_count(n_components, n_rows, landmarks, auto=None):
+    """The number of landmarks (Nyström centres) a fit on ``n_rows`` rows uses.
+
+    A rule that draws landmarks from the rows (``landmarks`` a string) takes at
+    most one landmark per row: ``n_components > n_rows`` uses every row once,
+    with a ``UserWarning`` pointing at the user's call, and ``'auto'`` is
+    ``min(auto, n_rows)`` without one, since the user asked for no number.
+    Given landmarks (an array) are not rows and are not capped; ``'auto'`` then
+    takes as many as are given. The one rule of :class:`kernelmaps.Nystroem` and
+    the Nyström kernel machines.
+
+    Parameters
+    ----------
+    n_components : int or 'auto'
+    n_rows : int
+        The rows the landmarks are drawn from (after any validation split).
+    landmarks : str or array-like
+    auto : int or None
+        What ``'auto'`` asks for at most (``None``: ``'auto'`` is refused).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from kernelmaps._landmarks import landmark_count
+    >>> landmark_count("auto", 300, "uniform", auto=1000)
+    300
+    >>> landmark_count(50, 300, "uniform")
+    50
+    """
+    requested = check_landmark_count(n_components, auto)
+    if not isinstance(landmarks, str):
+        if requested == "auto":
+            return np.shape(landmarks)[0] if np.ndim(landmarks) == 2 else auto
+        return requested
+    if requested == "auto":
+        return min(auto, n_rows)
+    if requested > n_rows:
+        warnings.warn(f"n_components={requested} is larger than the {n_rows} rows fitted: using every row as a "
+                      f"landmark, n_components_={n_rows}", UserWarning, stacklevel=user_stacklevel())
+        return n_rows
+    return requested
 
 
 def uniform_indices(n, m, rng):

@@ -11,8 +11,6 @@ chunk, for a Dask array). The ridge machines hand a Dask ``fit`` to
 :mod:`kernelmaps._dask_kernel_machines`.
 """
 
-import os
-import sys
 import warnings
 
 import numpy as np
@@ -24,22 +22,15 @@ from sklearn.utils.validation import check_is_fitted
 from ._base import KernelParameter, RegisteredEstimator, classes_from_scores
 from ._kernel_params import FittedKernelMixin
 from ._kernels import check_kernel_params, check_nu, exact_kernel, resolve_gamma
-from ._landmarks import check_landmarks, choose_landmarks, uniform_indices
+from ._landmarks import check_landmarks, choose_landmarks, landmark_count, uniform_indices
 from ._parallel import n_worker_threads
 from ._rows import bandwidth_input
 from ._solvers.kernel_operator import KernelOperator
-from ._validation import (check_fits_in_memory, check_fraction, check_input, check_integer, check_positive,
-                          dask_support, is_dask_array, validation_rows)
+from ._validation import (check_bool, check_fits_in_memory, check_fraction, check_input, check_integer,
+                          check_positive, dask_support, is_dask_array, user_stacklevel, validation_rows)
 
-
-def _user_stacklevel():
-    """The ``stacklevel`` of a warning that points at the first caller outside kernelmaps
-    (the in-memory and Dask paths reach the warning through different depths)."""
-    package = os.path.dirname(os.path.abspath(__file__))
-    frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
-        frame, level = frame.f_back, level + 1
-    return level
+#: The centres ``n_components='auto'`` asks for: ``min(AUTO_CENTRES, rows)``.
+AUTO_CENTRES = 1000
 
 
 def dask_kernel_machines():
@@ -57,7 +48,7 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
 
     kernel = KernelParameter()
 
-    def __init__(self, n_components=1000, *, alpha=1.0, kernel="gaussian", gamma="scale", degree=2,
+    def __init__(self, n_components="auto", *, alpha=1.0, kernel="gaussian", gamma="scale", degree=2,
                  coef0=1.0, nu=1.5, landmarks="uniform", max_iter=100, tol=1e-4, early_stopping=False,
                  validation_fraction=0.1, n_iter_no_change=5, verbose=False, random_state=None):
         self.n_components = n_components
@@ -81,27 +72,32 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
         check_positive(self.alpha, "alpha")
         check_integer(self.max_iter, "max_iter")
         check_positive(self.tol, "tol")
-        if self.early_stopping:
-            check_fraction(self.validation_fraction, "validation_fraction", allow_zero=False)
-            if not self.validation_fraction < 1:
-                raise ValueError(f"validation_fraction must be below 1, got {self.validation_fraction!r}")
-            check_integer(self.n_iter_no_change, "n_iter_no_change")
+        check_fraction(self.validation_fraction, "validation_fraction", allow_zero=False)
+        check_integer(self.n_iter_no_change, "n_iter_no_change")
+        check_bool(self.early_stopping, "early_stopping")
 
-    def _set_kernel_and_centres(self, X, rng, n_rows=None):
-        """Validate the parameters; set the kernel attributes, ``components_`` and the plan.
-
-        ``X`` is the training rows, or for Dask input a sample of them, of
-        ``n_rows`` rows in all.
-        """
+    def _check_params(self, n_features):
+        """Validate every parameter, before any work; set ``kernel_``, ``degree_``, ``coef0_``, ``nu_``."""
         self._check_solver_params()
         self.kernel_, self.degree_, self.coef0_ = check_kernel_params(self.kernel, self.degree, self.coef0)
         self.nu_ = check_nu(self.nu)
+        check_landmarks(self.landmarks, self._requested_centres(), n_features)
+
+    def _requested_centres(self):
+        """The centres asked for before the rows are known: ``n_components``, ``AUTO_CENTRES``
+        for ``'auto'``, or the number of given centres."""
+        return landmark_count(self.n_components, np.inf, self.landmarks, auto=AUTO_CENTRES)
+
+    def _set_kernel_and_centres(self, X, rng, n_rows=None):
+        """Set ``n_components_``, ``gamma_``, ``components_`` and the plan (after :meth:`_check_params`).
+
+        ``X`` is the training rows, or for Dask input a sample of them, of
+        ``n_rows`` rows in all; a rule draws at most one centre per row
+        (:func:`kernelmaps._landmarks.landmark_count`).
+        """
         d = X.shape[1]
         n = X.shape[0] if n_rows is None else n_rows
-        m = check_integer(self.n_components, "n_components")
-        if m > n:
-            raise ValueError(f"n_components={m} centres exceed the {n} training rows: a Nyström kernel "
-                             f"machine takes at most one centre per row; use n_components <= {n}")
+        m = self.n_components_ = landmark_count(self.n_components, n, self.landmarks, auto=AUTO_CENTRES)
         self.check_memory_plan(m, d, X.dtype)
         rule = check_landmarks(self.landmarks, m, d)
         # drawn from the rows at hand (for Dask input, the sample)
@@ -186,7 +182,7 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
     def _warn_not_converged(self, what, reached, max_iter=None):
         warnings.warn(f"{type(self).__name__} stopped at max_iter={max_iter or self.max_iter}: {what} "
                       f"reached {reached:.3g} against tol={self.tol}; raise max_iter, or tol",
-                      ConvergenceWarning, stacklevel=_user_stacklevel())
+                      ConvergenceWarning, stacklevel=user_stacklevel())
 
     # ------------------------------------------------------------ predict
     def _lazily(self, X, method):

@@ -7,6 +7,7 @@ nothing (not the classes, nor a bandwidth heuristic), exactly as if they had not
 been given.
 """
 
+import numbers
 from collections.abc import Mapping
 
 import numpy as np
@@ -21,10 +22,12 @@ def check_sample_weight(sample_weight, X):
     """``None``, or the weights as a float64 array of one finite, non-negative entry per row.
 
     ``None`` stays ``None``, so that an unweighted fit takes the unweighted code
-    path. A scalar gives every row that weight. Negative, NaN or infinite
-    weights, a length other than ``X``'s row count and weights that are all zero
-    raise a ``ValueError`` (scikit-learn's ``_check_sample_weight``). The
-    caller's array is never modified: it may be returned as it is.
+    path. A scalar gives every row that weight, as in scikit-learn. Negative,
+    NaN or infinite weights (a scalar's too, which scikit-learn's
+    ``_check_sample_weight`` lets through), a length other than ``X``'s row
+    count and weights that are all zero raise a ``ValueError`` naming
+    ``sample_weight``. The caller's array is never modified: it may be
+    returned as it is.
 
     Examples
     --------
@@ -34,9 +37,16 @@ def check_sample_weight(sample_weight, X):
     array([1., 2., 0.])
     >>> print(check_sample_weight(None, np.zeros((3, 2))))
     None
+    >>> check_sample_weight(2, np.zeros((3, 2)))
+    array([2., 2., 2.])
     """
     if sample_weight is None:
         return None
+    if isinstance(sample_weight, numbers.Number) and not (
+            isinstance(sample_weight, numbers.Real) and np.isfinite(sample_weight)):
+        # NaN would weigh every row out of the fit, and infinity past any finite sum
+        raise ValueError(f"sample_weight must be a finite, non-negative number or an array of them, "
+                         f"got {sample_weight!r}")
     return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
 
 

@@ -7,8 +7,13 @@ import numpy as np
 from ._kernels import check_kernel_params, check_nu
 from ._matern import MATERN_DISTANCE_CODE, matern_code
 from ._sample_weights import check_class_weight
+from ._solvers.svm_dual import SOLVER_VECTORS
 from ._user_kernels import user_kernel_kind
-from ._validation import check_bool, check_choice, check_n_components, check_positive
+from ._validation import check_bool, check_choice, check_fits_in_memory, check_n_components, check_positive, \
+    format_bytes
+
+#: Folds of the cross-validation that gives ``probability=True`` its held-out decision values (LIBSVM's 5).
+N_FOLDS = 5
 
 
 class Params(NamedTuple):
@@ -81,6 +86,45 @@ def solver_gram_bytes(params, n):
     """
     gram = params.nu is None or (params.kernel == "matern" and matern_code(params.nu)[0] == MATERN_DISTANCE_CODE)
     return 3 * 8.0 * n * (n + 1) if gram else 0.0
+
+
+def check_fit_memory(params, multi_class, n, n_features, n_classes):
+    """Refuse, before any training, a fit on ``n`` rows whose arrays cannot be held at once.
+
+    The peak is the solver's state (the kernel-column cache, its length-``n``
+    vectors, its copy of the rows or the Gram matrices of
+    :func:`solver_gram_bytes`) plus, for ``P`` binary problems: their ``P x n``
+    float64 dual coefficients, the boolean mask of the support vectors and the
+    ``P x n_SV`` copy kept as ``dual_coef_`` (``n_SV`` up to ``n``); with
+    ``probability=True``, ``dual_coef_``, the ``n x P`` cross-validated decision
+    values and one fold's duals, mask, copy, kernel block and decision values
+    (the full fit's duals are released first). One-vs-one has
+    ``P = n_classes (n_classes - 1) / 2`` problems: 499500 for 1000 classes,
+    whose duals on 2000 rows take 7.4 GiB each time they are held.
+    """
+    if n_classes == 2:
+        P, kind = 1, "binary"
+    elif multi_class == "ovr":
+        P, kind = n_classes, "one-vs-rest"
+    else:
+        P, kind = n_classes * (n_classes - 1) // 2, "one-vs-one"
+    solver = min(params.cache_mb * 2**20, 8.0 * n * n) + 8.0 * SOLVER_VECTORS * n \
+        + (solver_gram_bytes(params, n) or 8.0 * n * n_features)
+    peak = 17.0 * P * n
+    what = (f"the solver's kernel-column cache, vectors and rows ({format_bytes(solver)}) and the dual "
+            f"coefficients of {P} {kind} problem{'s' * (P > 1)} ({P} x {n} float64 with the support vectors' "
+            f"copy: {format_bytes(peak)})")
+    if params.probability:
+        n_test, n_train = -(-n // N_FOLDS), n - n // N_FOLDS
+        peak = 16.0 * P * n + 17.0 * P * n_train + 16.0 * P * n_test + 8.0 * n_test * n_train
+        what += (f", then, for probability=True, dual_coef_ beside the {n} x {P} cross-validated decision "
+                 f"values and one fold's duals ({format_bytes(peak)}),")
+    remedies = ([f"multi_class='ovr' ({n_classes} problems)"] if kind == "one-vs-one" else []) \
+        + (["probability=False"] if params.probability else []) \
+        + [f"a smaller cache_size (now {params.cache_mb:g} MB)", "fewer classes or rows"]
+    check_fits_in_memory(solver + peak, f"KernelSVC(multi_class={multi_class!r}, probability={params.probability}) "
+                                        f"on {n} rows of {n_classes} classes", what,
+                         "use " + ", ".join(remedies[:-1]) + " or " + remedies[-1])
 
 
 def decision_values(K, dual_coef, intercept):

@@ -11,6 +11,7 @@ allocated; a refit forgets everything the previous fit learned.
 import math
 import numbers
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -310,7 +311,7 @@ def format_bytes(n_bytes):
         value /= 1024
 
 
-def check_fits_in_memory(n_bytes, parameter, what):
+def check_fits_in_memory(n_bytes, parameter, what, remedy=None):
     """Refuse a plan that needs more than :data:`MEMORY_FRACTION` of free memory.
 
     Parameters
@@ -323,6 +324,8 @@ def check_fits_in_memory(n_bytes, parameter, what):
     what : str
         What would be allocated, e.g. ``"the projection matrix and one transform
         block"``.
+    remedy : str or None
+        What the user can change, appended to the error.
 
     Raises
     ------
@@ -332,8 +335,23 @@ def check_fits_in_memory(n_bytes, parameter, what):
     if n_bytes > MEMORY_FRACTION * available:
         raise InsufficientMemoryError(
             f"{parameter} is too large: {what} would take {format_bytes(n_bytes)}, but only "
-            f"{format_bytes(available)} of memory is available"
+            f"{format_bytes(available)} of memory is available" + ("" if remedy is None else f"; {remedy}")
         )
+
+
+# ---------------------------------------------------------------- warnings
+def user_stacklevel():
+    """The ``stacklevel`` that makes a warning point at the first caller outside kernelmaps.
+
+    Call it as the ``stacklevel`` argument of ``warnings.warn``: the paths to a
+    warning (``fit``, a Dask fit, a cross-validation inside ``fit``) differ in
+    depth, and the user should see their own line whichever was taken.
+    """
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 # -------------------------------------------------------------- fitted state

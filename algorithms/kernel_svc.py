@@ -12,16 +12,13 @@ from ._base import KernelParameter, RegisteredEstimator, classes_from_scores, en
 from ._kernel_params import FittedKernelMixin
 from ._kernels import GAMMA_SAMPLE_SEED, exact_kernel, resolve_gamma
 from ._solvers.platt import class_probabilities, fit_sigmoids
-from ._solvers.svm_dual import SOLVER_VECTORS, _Solver
-from ._svc_params import Model, check_svc_params, decision_values, label, one_vs_one_vote, solver_gram_bytes
+from ._solvers.svm_dual import _Solver
+from ._svc_params import N_FOLDS, Model, check_fit_memory, check_svc_params, decision_values, label, one_vs_one_vote
 from ._user_kernels import callable_gram, check_precomputed_columns, check_square_gram, user_kernel_kind
-from ._validation import check_fits_in_memory, check_input, clear_fitted_state
+from ._validation import check_input, clear_fitted_state
 from ._sample_weights import box_constraints, svm_row_weights
 
 __all__ = ["KernelSVC"]
-
-#: Folds of the cross-validation that gives ``probability=True`` its held-out decision values (LIBSVM's 5).
-N_FOLDS = 5
 
 
 def _gram(svc, X, Y):
@@ -272,13 +269,14 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
         clear_fitted_state(self)
         X, y = check_input(self, X, y, reset=True)
         params = check_svc_params(self)
-        n = X.shape[0]
-        check_fits_in_memory(min(params.cache_mb * 2**20, 8.0 * n * n) + 8.0 * SOLVER_VECTORS * n
-                             + solver_gram_bytes(params, n), f"cache_size={self.cache_size}",
-                             f"the kernel column cache (and Gram matrix copies) for n_samples={n}")
         labels = encode_classes(self, y)
         self.class_weight_, weights = svm_row_weights(self.class_weight, self.classes_, labels, X, sample_weight)
         box, kept = box_constraints(params.C, weights)
+        # what the fit needs of the rows it keeps, refused before any training
+        kept_labels = labels if kept is None else labels[kept]
+        if params.probability:
+            self._check_rows_per_fold(kept_labels)
+        check_fit_memory(params, self.multi_class, len(kept_labels), X.shape[1], len(self.classes_))
         if params.kernel == "precomputed":
             X = check_square_gram(X)
         if kept is not None:
@@ -301,6 +299,7 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
         self.support_vectors_ = None if params.kernel == "precomputed" else X64[support]
         self.dual_coef_ = np.ascontiguousarray(model.dual[:, support])
         self.intercept_ = model.intercept
+        del model  # its duals are not held through the cross-validation (see check_fit_memory)
         if params.probability:
             scores = self._cross_validated_scores(X64, gram, labels, box, params)
             self.probA_, self.probB_ = fit_sigmoids(scores, labels, self.pairs_, len(self.classes_))
@@ -339,11 +338,8 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
                 dual[p, rows] = coef
         return Model(dual=dual, intercept=intercept, n_iter=n_iter, pairs=pairs)
 
-    def _cross_validated_scores(self, X64, gram, labels, box, params):
-        """Held-out decision values of every binary problem, by stratified ``N_FOLDS``-fold cross-validation.
-
-        ``gram`` is the training rows' Gram matrix for a user's kernel, else False.
-        """
+    def _check_rows_per_fold(self, labels):
+        """Refuse ``probability=True`` when a class has fewer rows (of positive weight) than folds."""
         counts = np.bincount(labels, minlength=len(self.classes_))
         if counts.min() < N_FOLDS:
             fewest = int(np.argmin(counts))
@@ -351,19 +347,30 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
                 f"probability=True fits Platt's sigmoids to the decision values of a {N_FOLDS}-fold stratified "
                 f"cross-validation, which needs {N_FOLDS} rows (of positive weight) per class; class "
                 f"{label(self.classes_[fewest])} has {counts[fewest]}: use probability=False or more rows")
+
+    def _cross_validated_scores(self, X64, gram, labels, box, params):
+        """Held-out decision values of every binary problem, by stratified ``N_FOLDS``-fold cross-validation.
+
+        ``gram`` is the training rows' Gram matrix for a user's kernel, else False.
+        """
         folds = StratifiedKFold(N_FOLDS, shuffle=True, random_state=check_random_state(self.random_state))
         scores = None
         for train, test in folds.split(X64, labels):
-            rows = X64[train] if gram is False else gram[np.ix_(train, train)]
-            model = self._train(rows, labels[train], box if np.ndim(box) == 0 else box[train], params)
-            support = np.flatnonzero(np.any(model.dual != 0, axis=0))
-            K = gram[np.ix_(test, train[support])] if gram is not False else \
-                exact_kernel(X64[test], X64[train][support], **self._kernel_params())
-            fold_scores = decision_values(K, model.dual[:, support], model.intercept)
+            fold_scores = self._fold_scores(X64, gram, labels, box, params, train, test)
             if scores is None:
                 scores = np.empty((len(labels), fold_scores.shape[1]))
             scores[test] = fold_scores
         return scores
+
+    def _fold_scores(self, X64, gram, labels, box, params, train, test):
+        """The decision values on the rows ``test`` of the problems trained on the rows ``train``
+        (a function of its own, so that a fold's duals are released before the next fold trains)."""
+        rows = X64[train] if gram is False else gram[np.ix_(train, train)]
+        model = self._train(rows, labels[train], box if np.ndim(box) == 0 else box[train], params)
+        support = np.flatnonzero(np.any(model.dual != 0, axis=0))
+        K = gram[np.ix_(test, train[support])] if gram is not False else \
+            exact_kernel(X64[test], X64[train][support], **self._kernel_params())
+        return decision_values(K, model.dual[:, support], model.intercept)
 
     def decision_function(self, X):
         """``sum_i y_i a_i (k(x_i, x) + bias)`` per binary problem.

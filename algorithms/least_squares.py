@@ -34,7 +34,11 @@ class LeastSquaresClassifier(ClassifierMixin, _LeastSquaresBase):
     ----------
     alpha : float, default=1.0
         Ridge penalty (>= 0), on the scale of the summed (not averaged) squared
-        errors: ``alpha`` of ``sklearn.linear_model.Ridge``.
+        errors: ``alpha`` of ``sklearn.linear_model.Ridge``. Where the normal
+        equations are singular to working precision (``alpha=0`` with more
+        features than independent rows, or an ``alpha`` below the rounding of
+        ``Z^T Z``), 'normal' gives their minimum-norm least-squares solution
+        by a pivoted Cholesky factorization, with a ``LinAlgWarning``.
     fit_intercept : bool, default=True
         Unpenalized intercept per class.
     solver : {'auto', 'normal', 'cg'}, default='auto'
@@ -228,7 +232,8 @@ class LeastSquaresRegressor(RegressorMixin, _LeastSquaresBase):
     Parameters
     ----------
     alpha : float, default=1.0
-        Ridge penalty (>= 0), on the scale of the summed squared errors.
+        Ridge penalty (>= 0), on the scale of the summed squared errors; a
+        singular system is solved as in :class:`LeastSquaresClassifier`.
     fit_intercept : bool, default=True
     solver : {'auto', 'normal', 'cg'}, default='auto'
         As in :class:`LeastSquaresClassifier`; 'auto' (:func:`select_solver`) is

@@ -2,7 +2,6 @@
 
 
 import threading
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -12,7 +11,7 @@ from ._base import FeatureMap, KernelParameter
 from ._kernels import (LAST_BLAS_KERNEL_CODE, SHIFT_INVARIANT, block_scalars, check_nu,
                        exact_kernel, finish_block, kernel_block, resolve_gamma, shift_invariant_frame, to_frame)
 from ._fastmath import FASTMATH
-from ._landmarks import EIG_FLOOR, check_landmarks, choose_landmarks, uniform_indices
+from ._landmarks import EIG_FLOOR, check_landmarks, choose_landmarks, landmark_count, uniform_indices
 from ._parallel import ThreadScratch
 from ._rows import bandwidth_input, densify_rows, product_into
 from ._user_kernels import (as_dense, callable_block, callable_gram, check_kernel_params_or_user,
@@ -208,14 +207,9 @@ class Nystroem(FeatureMap):
         if user_kernel_kind(self.kernel) is not None:
             return self._fit_user_kernel(X, rng)
         kernel, degree, coef0 = check_kernel_params_or_user(self.kernel, self.degree, self.coef0)
-        m = self.n_components_
         n = X.shape[0]
-        if m > n and isinstance(self.landmarks, str):
-            # More landmarks than rows would repeat rows: the map would have m columns
-            # of rank at most n. Use every row once instead, as scikit-learn does.
-            warnings.warn(f"n_components={m} is larger than the {n} rows fitted: using every row as a "
-                          f"landmark, n_components_={n}", UserWarning, stacklevel=3)
-            m = self.n_components_ = n
+        # more landmarks than rows would repeat rows: m columns of rank at most n
+        m = self.n_components_ = landmark_count(self.n_components_, n, self.landmarks)
         rule = check_landmarks(self.landmarks, m, X.shape[1])
         self.kernel_ = kernel
         self.degree_ = degree
@@ -239,11 +233,7 @@ class Nystroem(FeatureMap):
         self.kernel_, self.degree_, self.coef0_, self.nu_, self.gamma_ = kind, None, None, None, None
         self.center_, self.frame_scale_ = None, 1.0
         if kind == "callable":
-            m = min(self.n_components_, X.shape[0])
-            if m < self.n_components_:
-                warnings.warn(f"n_components={self.n_components_} is larger than the {m} rows fitted: using every "
-                              f"row as a landmark, n_components_={m}", UserWarning, stacklevel=4)
-                self.n_components_ = m
+            m = self.n_components_ = landmark_count(self.n_components_, X.shape[0], self.landmarks)
             rule = check_landmarks(self.landmarks, m, X.shape[1])
             indices = uniform_indices(X.shape[0], m, rng) if isinstance(rule, str) and rule == "uniform" else None
             self.components_, self.component_indices_ = choose_landmarks(X, m, rule, {"kernel": self.kernel}, rng,

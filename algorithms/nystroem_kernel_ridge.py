@@ -41,9 +41,14 @@ _SHARED_DOC = """
 
     Parameters
     ----------
-    n_components : int, default=1000
-        The number of centres ``m`` (at most the number of rows). Falkon's theory
-        asks ``m`` of order ``sqrt(n)`` for the exact kernel ridge's accuracy.
+    n_components : int or 'auto', default='auto'
+        The number of centres ``m``. ``'auto'``: ``min(1000, n)`` for ``n``
+        training rows (with early stopping, the rows left after the split), so
+        that a small problem uses every row. A rule (``landmarks`` a string)
+        draws at most one centre per row: an ``n_components`` above ``n`` uses
+        every row, with a ``UserWarning``. Given centres are used as given.
+        Falkon's theory asks ``m`` of order ``sqrt(n)`` for the exact kernel
+        ridge's accuracy.
     alpha : float, default=1.0
         Ridge penalty (> 0), as in :class:`kernelmaps.KernelRidge`.
     kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'matern', 'polynomial', 'exponential'}
@@ -70,7 +75,7 @@ _SHARED_DOC = """
         classifier), and stop when the held-out loss (mean squared error;
         classification error for the classifier) has not improved for
         ``n_iter_no_change`` iterations, keeping the best coefficients.
-    validation_fraction : float, default=0.1
+    validation_fraction : float in (0, 1), default=0.1
     n_iter_no_change : int, default=5
     verbose : bool, default=False
         A tqdm progress bar over the iterations, with the residual.
@@ -79,9 +84,11 @@ _SHARED_DOC = """
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_components,) or (n_components, n_outputs)
+    coef_ : ndarray of shape (n_components_,) or (n_components_, n_outputs)
         The coefficients ``a`` of the centres.
-    components_ : ndarray of shape (n_components, n_features), float64
+    n_components_ : int
+        The number of centres used (see ``n_components``).
+    components_ : ndarray of shape (n_components_, n_features), float64
         The centres.
     component_indices_ : ndarray of int or None
         The training rows used as centres (``None`` for k-means or given centres).
@@ -131,6 +138,7 @@ class _NystroemRidgeBase(NystroemMachineBase):
     paper = "Rudi, Carratino & Rosasco, FALKON: An optimal large scale kernel method, NIPS 2017"
 
     def _solve(self, X, T, labels, loss):
+        self._check_params(X.shape[1])
         rng = check_random_state(self.random_state)
         train, held_out = self._split_for_early_stopping(X.shape[0], labels)
         if held_out is not None:

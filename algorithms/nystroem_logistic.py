@@ -8,7 +8,7 @@ from ._base import classes_from_scores
 from ._nystroem_machine import NystroemMachineBase
 from ._solvers.logistic_newton import nystroem_logistic_newton
 from ._targets import OneVsRestFitMixin
-from ._validation import check_integer
+from ._validation import check_bool, check_integer
 
 __all__ = ["NystroemLogisticRegression"]
 
@@ -46,8 +46,10 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
 
     Parameters
     ----------
-    n_components : int, default=1000
-        The number of centres ``m`` (at most the number of rows).
+    n_components : int or 'auto', default='auto'
+        The number of centres ``m``, as in :class:`kernelmaps.NystroemKernelRidge`:
+        ``'auto'`` is ``min(1000, n)`` for ``n`` training rows; more than ``n``
+        from a rule uses every row, with a ``UserWarning``.
     alpha : float, default=1.0
         The ridge (> 0), ``1 / C`` of ``LogisticRegression``.
     kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'matern', 'polynomial', 'exponential'}
@@ -71,7 +73,7 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
         Hold out ``validation_fraction`` of the rows (stratified) and stop when
         their classification error has not improved for ``n_iter_no_change``
         Newton steps, keeping the best coefficients.
-    validation_fraction : float, default=0.1
+    validation_fraction : float in (0, 1), default=0.1
     n_iter_no_change : int, default=5
     verbose : bool, default=False
         A tqdm progress bar over the Newton steps.
@@ -80,10 +82,12 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
     Attributes
     ----------
     classes_ : ndarray
-    coef_ : ndarray of shape (n_components, n_outputs)
+    coef_ : ndarray of shape (n_components_, n_outputs)
         One column for two classes, else one per class.
     intercept_ : ndarray of shape (n_outputs,)
-    components_ : ndarray of shape (n_components, n_features)
+    n_components_ : int
+        The number of centres used (see ``n_components``).
+    components_ : ndarray of shape (n_components_, n_features)
     component_indices_ : ndarray of int or None
     n_iter_ : int
         Newton steps.
@@ -127,7 +131,7 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
              "points efficiently, NeurIPS 2020")
     test_params = {"n_components": 10, "alpha": 1.0, "gamma": 0.02}
 
-    def __init__(self, n_components=1000, *, alpha=1.0, kernel="gaussian", gamma="scale", degree=2,
+    def __init__(self, n_components="auto", *, alpha=1.0, kernel="gaussian", gamma="scale", degree=2,
                  coef0=1.0, nu=1.5, landmarks="uniform", fit_intercept=True, max_iter=20, tol=1e-4, cg_max_iter=20,
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=5, verbose=False,
                  random_state=None):
@@ -138,8 +142,13 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
         self.fit_intercept = fit_intercept
         self.cg_max_iter = cg_max_iter
 
-    def _fit_targets(self, X, T, labels):
+    def _check_solver_params(self):
+        super()._check_solver_params()
         check_integer(self.cg_max_iter, "cg_max_iter")
+        check_bool(self.fit_intercept, "fit_intercept")
+
+    def _fit_targets(self, X, T, labels):
+        self._check_params(X.shape[1])
         rng = check_random_state(self.random_state)
         train, held_out = self._split_for_early_stopping(X.shape[0], labels)
         X_val = label_val = None

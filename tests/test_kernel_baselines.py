@@ -17,6 +17,7 @@ from kernelmaps._solvers.greedy_cd import _greedy_coordinate_descent
 from kernelmaps._solvers.kernel_cache import _kernel_column
 from kernelmaps._solvers.smo import _smo_second_order, _swap_variables
 from kernelmaps._kernels import KERNEL_CODES, KERNELS
+from kernelmaps._validation import InsufficientMemoryError
 
 from naive import greedy_coordinate_descent, svm_dual_violation
 
@@ -298,3 +299,57 @@ def test_auto_selection_is_second_order_with_an_intercept_and_greedy_without():
     np.testing.assert_array_equal(greedy.dual_coef_, explicit.dual_coef_)
     with pytest.raises(ValueError, match="selection"):
         KernelSVC(selection="fastest").fit(X, y)
+
+
+# ------------------------------------------------------------ KernelSVC's memory plan
+class _Trained(Exception):
+    """Raised in place of training: the fit got past its checks."""
+
+
+@pytest.fixture
+def no_training(monkeypatch):
+    """KernelSVC's solver replaced by one that refuses to train, and 4 GiB of memory available."""
+    import kernelmaps._validation as validation
+    import kernelmaps.kernel_svc as kernel_svc
+
+    def solver(*args, **kwargs):
+        raise _Trained
+
+    monkeypatch.setattr(kernel_svc, "_Solver", solver)
+    monkeypatch.setattr(validation, "available_memory_bytes", lambda: 4 * 2**30)
+
+
+def many_classes(n_classes, rows_per_class, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n_classes * rows_per_class, 4)), np.repeat(np.arange(n_classes), rows_per_class)
+
+
+def test_one_vs_one_duals_are_planned_before_training(no_training):
+    """2000 rows of 1000 classes: 499500 one-vs-one problems, whose duals (7.4 GiB) failed
+    to allocate after a minute of training; they are refused before it, with what to change."""
+    X, y = many_classes(1000, 2)
+    with pytest.raises(InsufficientMemoryError, match=r"multi_class='ovo'.*2000 rows of 1000 classes.*"
+                       r"499500 one-vs-one problems \(499500 x 2000 float64.*15\.\d GiB.*only 4\.0 GiB.*"
+                       r"use multi_class='ovr' \(1000 problems\)"):
+        KernelSVC(multi_class="ovo").fit(X, y)
+    with pytest.raises(_Trained):  # one-vs-rest fits the plan
+        KernelSVC(multi_class="ovr").fit(X, y)
+
+
+def test_the_cross_validation_of_probabilities_is_planned_too(no_training, monkeypatch):
+    import kernelmaps._validation as validation
+
+    X, y = many_classes(200, 10)  # 19900 one-vs-one problems on 2000 rows
+    monkeypatch.setattr(validation, "available_memory_bytes", lambda: 1.5 * 2**30)
+    with pytest.raises(InsufficientMemoryError, match=r"for probability=True.*2000 x 19900 cross-validated.*"
+                                                      r"use multi_class='ovr' \(200 problems\), probability=False"):
+        KernelSVC(multi_class="ovo", probability=True).fit(X, y)
+    with pytest.raises(_Trained):
+        KernelSVC(multi_class="ovo").fit(X, y)
+
+
+def test_too_few_rows_per_class_for_probabilities_is_refused_before_training(no_training):
+    X, y = many_classes(3, 8)
+    y[:4] = 1  # class 0 keeps 4 rows
+    with pytest.raises(ValueError, match=r"probability=True.*5-fold.*class 0 has 4"):
+        KernelSVC(probability=True).fit(X, y)

@@ -323,3 +323,22 @@ def test_invalid_class_weight(class_weight, message):
     X, y = problem(50, seed=16)
     with pytest.raises(ValueError, match=message):
         KernelSVC(gamma=0.5, class_weight=class_weight).fit(X, y)
+
+
+def test_coupling_many_classes_works_in_bounded_blocks():
+    """200 classes: 200 rows coupled at once held 258 MB of (n_classes + 1)^2 systems."""
+    import tracemalloc
+
+    rng = np.random.default_rng(9)
+    k = 200
+    pairs = np.array([(i, j) for i in range(k) for j in range(i + 1, k)])
+    r = rng.uniform(0.05, 0.95, (200, len(pairs)))
+    tracemalloc.start()
+    try:
+        P = couple_pairwise(r, pairs, k)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 100 * 2**20, f"coupling held {peak / 2**20:.0f} MiB"
+    one_at_a_time = np.vstack([couple_pairwise(r[i:i + 1], pairs, k) for i in range(3)])
+    np.testing.assert_allclose(P[:3], one_at_a_time, rtol=1e-12)

@@ -14,6 +14,7 @@ import kernelmaps._solvers.sparse_ridge as sparse_ridge
 import kernelmaps._solvers.normal_equations as normal_equations
 from kernelmaps import ECOCClassifier, LeastSquaresClassifier, LeastSquaresRegressor, SparseFeatureMap
 from kernelmaps._solvers.normal_equations import NormalEquations
+from kernelmaps._validation import FeatureOverflowError
 
 #: CG's tolerance in the comparisons with the exact solution, and their tolerance.
 CG_TOL, CG_RTOL = 1e-10, 1e-6
@@ -366,3 +367,45 @@ def test_more_columns_than_rows_solve_the_dual_system_to_the_same_ridge(fit_inte
     assert_same_fit(LeastSquaresRegressor(0.5, fit_intercept=fit_intercept, solver="cg", tol=CG_TOL).fit(Z, Y),
                     reference, CG_RTOL)
     assert len(dual_calls) == 2
+
+
+# ------------------------------------------------- singular normal equations, overflow
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("alpha, weight", [(0.0, 1.0), (1.0, 1e300)])  # 1e300: alpha is below rounding
+def test_singular_normal_equations_give_the_minimum_norm_solution_with_a_warning(fit_intercept, alpha, weight,
+                                                                                 monkeypatch):
+    """More columns than rows: the Cholesky factorization fails and the pivoted one
+    gives the minimum-norm least-squares solution in O(D^2 rank), not a dense
+    least-squares solve of the D x D system (minutes at D = 6000)."""
+    import scipy.linalg
+    from scipy.linalg import LinAlgWarning
+
+    def dense_solve(*args, **kwargs):
+        raise AssertionError("the singular system went to a dense least-squares solver")
+
+    monkeypatch.setattr(scipy.linalg, "lstsq", dense_solve)
+    Z = sparse_features(n=60, d=1500, density=0.05, seed=7)
+    y = regression_targets(Z, 0)
+    rank = 59 if fit_intercept else 60
+    with pytest.warns(LinAlgWarning, match=f"numerical rank {rank}, alpha={alpha:g}.*minimum-norm") as caught:
+        ours = LeastSquaresRegressor(alpha, fit_intercept=fit_intercept, solver="normal").fit(
+            Z, y, sample_weight=None if weight == 1.0 else np.full(Z.shape[0], weight))
+    assert caught[0].filename == __file__
+    A, t = Z.toarray(), y
+    if fit_intercept:
+        A, t = A - A.mean(axis=0), y - y.mean()
+    minimum_norm = np.linalg.pinv(A) @ t
+    np.testing.assert_allclose(ours.coef_.ravel(), minimum_norm, rtol=0, atol=1e-9 * np.abs(minimum_norm).max())
+
+
+@pytest.mark.parametrize("cls", [LeastSquaresRegressor, LeastSquaresClassifier])
+@pytest.mark.parametrize("shape, alpha", [((80, 40), 1.0), ((40, 80), 1.0), ((80, 40), 0.0)])  # primal, dual
+@pytest.mark.parametrize("weighted", [False, True])
+def test_conjugate_gradient_names_the_overflow_of_the_squared_features(cls, shape, alpha, weighted):
+    Z = sparse_features(*shape, seed=8) * 1e300
+    y = class_labels(Z, 2) if cls is LeastSquaresClassifier else regression_targets(Z / 1e300, 0)
+    weights = "weighted by sample weights up to 3" if weighted else r"square past the largest float"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning before the error
+        with pytest.raises(FeatureOverflowError, match=f"magnitude up to .*e\\+300.*{weights}.*Rescale the features"):
+            cls(alpha, solver="cg").fit(Z, y, sample_weight=np.full(shape[0], 3.0) if weighted else None)

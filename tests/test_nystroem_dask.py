@@ -83,8 +83,8 @@ def test_dask_bad_input_gets_a_clear_error(client, data):
         NystroemKernelRidge(n_components=50).fit(dX[dX[:, 0] > 0], y[X[:, 0] > 0])
     with pytest.raises(ValueError, match="does not stop early on Dask"):
         NystroemKernelRidge(n_components=50, early_stopping=True).fit(dX, y)
-    with pytest.raises(ValueError, match="exceed the 12000 training rows"):
-        NystroemKernelRidge(n_components=12001).fit(dX, y)
+    with pytest.raises(ValueError, match="n_components must be an integer or 'auto'"):
+        NystroemKernelRidge(n_components=1000.0).fit(dX, y)
     with pytest.raises(ValueError, match="X has 12000 rows but y has 11999"):
         NystroemKernelRidge(n_components=50).fit(dX, y[:-1])
     with pytest.raises(ValueError, match=r"rechunk\(\{1: -1\}\)"):
@@ -93,6 +93,24 @@ def test_dask_bad_input_gets_a_clear_error(client, data):
         NystroemKernelRidgeClassifier(n_components=50).fit(dX, y)
     with pytest.raises(TypeError, match="works in memory and got a Dask collection"):
         NystroemLogisticRegression(n_components=50).fit(dX, labels)
+
+
+@pytest.mark.parametrize("cls", [NystroemKernelRidge, NystroemKernelRidgeClassifier])
+def test_dask_fit_caps_the_centres_at_the_rows_as_in_memory(client, data, cls):
+    X, y, labels = data
+    target = (y if cls is NystroemKernelRidge else labels)[:300]
+    dX, dy = da.from_array(X[:300], chunks=100), da.from_array(target, chunks=100)
+    with pytest.warns(UserWarning) as caught:
+        capped = cls(n_components=500, gamma=0.1, random_state=0).fit(dX, dy)
+    assert [str(w.message) for w in caught] == [
+        "n_components=500 is larger than the 300 rows fitted: using every row as a landmark, n_components_=300"]
+    assert caught[0].filename == __file__
+    assert capped.n_components_ == 300
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        auto = cls(gamma=0.1, random_state=0).fit(dX, dy)
+    assert auto.n_components_ == 300
+    np.testing.assert_array_equal(auto.coef_, capped.coef_)
 
 
 def test_logistic_predicts_lazily(client, data):

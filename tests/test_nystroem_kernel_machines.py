@@ -1,5 +1,7 @@
 """Nyström kernel ridge (regression, classification) and logistic regression by preconditioned CG."""
 
+import warnings
+
 import numba
 import numpy as np
 import pytest
@@ -201,6 +203,22 @@ def test_logistic_newton_path_decreases_the_objective_at_the_target():
     assert clf.gradient_norms_[-1] <= clf.tol
 
 
+@pytest.mark.parametrize("alpha", [1e-20, 1e-100, 1e-300])
+def test_logistic_fits_with_a_ridge_below_rounding(alpha):
+    """Any alpha > 0 fits, as LogisticRegression(C=1e20) does: T D T^T / m + lam I lost its
+    positive definiteness to rounding when lam underflowed against T D T^T / m."""
+    from sklearn.metrics import log_loss
+
+    rng = np.random.default_rng(2)
+    X, y = rng.standard_normal((80, 4)), rng.integers(0, 2, 80)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = NystroemLogisticRegression(20, alpha=alpha, gamma=0.5, max_iter=100, random_state=3).fit(X, y)
+    Z = Nystroem(20, gamma=0.5, landmarks=clf.components_).fit(X).transform(X)
+    reference = LogisticRegression(C=1e20, max_iter=10_000).fit(Z, y)
+    assert log_loss(y, clf.predict_proba(X)) <= log_loss(y, reference.predict_proba(Z)) + 1e-4
+
+
 # ------------------------------------------------------------------ bad input
 @pytest.mark.parametrize("cls", [NystroemKernelRidge, NystroemKernelRidgeClassifier, NystroemLogisticRegression])
 def test_bad_input_gets_a_clear_error(cls, regression):
@@ -212,8 +230,8 @@ def test_bad_input_gets_a_clear_error(cls, regression):
     bad[3, 1] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         cls(n_components=10).fit(bad, y)
-    with pytest.raises(ValueError, match="n_components=601 centres exceed the 600 training rows"):
-        cls(n_components=601).fit(X, y)
+    with pytest.raises(ValueError, match="n_components must be an integer or 'auto'"):
+        cls(n_components="all").fit(X, y)
     for alpha in (0.0, -1.0):
         with pytest.raises(ValueError, match="alpha"):
             cls(n_components=10, alpha=alpha).fit(X, y)
@@ -261,3 +279,109 @@ def test_blocked_factorizations_match_lapack(monkeypatch):
     np.testing.assert_allclose(A_w.T @ A_w, (T * w) @ T.T / 300 + 1e-3 * np.eye(300), atol=1e-10)
     with pytest.raises(np.linalg.LinAlgError):
         falkon.upper_cholesky(-np.eye(300))
+
+
+# ------------------------------------------------------------------ centres and rows
+NYSTROEM_ESTIMATORS = [Nystroem, NystroemKernelRidge, NystroemKernelRidgeClassifier, NystroemLogisticRegression]
+
+
+def _fit(cls, X, y, **params):
+    params.setdefault("gamma", 0.1)
+    if cls is Nystroem:
+        return cls(**params).fit(X)
+    return cls(**params).fit(X, y if cls is NystroemKernelRidge else (y > 0).astype(int))
+
+
+@pytest.mark.parametrize("cls", NYSTROEM_ESTIMATORS)
+def test_more_centres_than_rows_use_every_row_with_one_warning(cls, regression):
+    """Every Nyström estimator caps a rule's centres at the rows, with the same warning,
+    pointing at the caller's line, and says in n_components_ how many it used."""
+    X, Y = regression
+    with pytest.warns(UserWarning) as caught:
+        est = _fit(cls, X[:300], Y[:300, 0], n_components=500, random_state=0)
+    assert [str(w.message) for w in caught] == [
+        "n_components=500 is larger than the 300 rows fitted: using every row as a landmark, n_components_=300"]
+    assert caught[0].filename == __file__
+    assert est.n_components_ == 300 and est.components_.shape == (300, 5)
+    assert sorted(est.component_indices_) == list(range(300))
+
+
+@pytest.mark.parametrize("cls", NYSTROEM_ESTIMATORS[1:])
+def test_early_stopping_caps_at_the_rows_left_for_training(cls, regression):
+    X, Y = regression
+    with pytest.warns(UserWarning, match="larger than the 240 rows fitted: .*n_components_=240"):
+        est = _fit(cls, X[:300], Y[:300, 0], n_components=500, early_stopping=True, validation_fraction=0.2,
+                   random_state=0)
+    assert est.n_components_ == 240
+
+
+@pytest.mark.parametrize("cls", NYSTROEM_ESTIMATORS[1:])
+def test_auto_centres_are_every_row_of_a_small_problem_silently(cls, regression):
+    X, Y = regression
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _fit(cls, X[:300], Y[:300, 0], random_state=0).n_components_ == 300
+        assert _fit(cls, X[:200], Y[:200, 0], landmarks=X[:250] + 0.5).n_components_ == 250  # given: as given
+
+
+@pytest.mark.parametrize("cls", NYSTROEM_ESTIMATORS)
+def test_given_centres_are_not_capped(cls, regression):
+    X, Y = regression
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est = _fit(cls, X[:100], Y[:100, 0], n_components=150, landmarks=X[100:250])
+    assert est.n_components_ == 150
+    np.testing.assert_array_equal(est.components_, X[100:250])
+
+
+def test_given_centres_of_a_callable_kernel_are_not_capped(regression):
+    X, _ = regression
+
+    def kernel(A, B):
+        return exact_kernel(A, B, gamma=0.1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ny = Nystroem(150, kernel=kernel, landmarks=X[100:250]).fit(X[:100])
+    assert ny.n_components_ == 150
+    with pytest.warns(UserWarning, match="n_components=150 is larger than the 100 rows fitted"):
+        assert Nystroem(150, kernel=kernel).fit(X[:100]).n_components_ == 100
+
+
+def test_the_capped_default_is_exact_kernel_ridge(regression):
+    """With n_components='auto' on a small problem every row is a centre: KernelRidge's model."""
+    X, Y = regression
+    X_test = np.random.default_rng(4).standard_normal((100, 5))
+    for target, ours, exact in [(Y, NystroemKernelRidge, KernelRidge),
+                                ((Y[:, 0] > 0.3).astype(int), NystroemKernelRidgeClassifier, KernelRidgeClassifier)]:
+        reference = exact(alpha=0.5, gamma=0.1).fit(X, target)
+        model = ours(alpha=0.5, gamma=0.1, tol=1e-12, max_iter=300, random_state=0).fit(X, target)
+        assert model.n_components_ == len(X)
+        if ours is NystroemKernelRidge:
+            assert np.abs(model.predict(X_test) - reference.predict(X_test)).max() < 1e-8 * np.abs(Y).max()
+        else:
+            scores = reference.decision_function(X_test)
+            assert np.abs(model.decision_function(X_test) - scores).max() < 1e-8 * np.abs(scores).max()
+
+
+@pytest.mark.parametrize("cls", NYSTROEM_ESTIMATORS[1:])
+@pytest.mark.parametrize("fraction", [None, "0.1", np.nan, 0.0, 1.0, 1.5])
+def test_validation_fraction_is_checked_before_the_split(cls, fraction, regression):
+    X, Y = regression
+    with pytest.raises(ValueError, match="validation_fraction"):
+        _fit(cls, X[:80], Y[:80, 0], n_components=20, early_stopping=True, validation_fraction=fraction)
+
+
+@pytest.mark.parametrize("cls", NYSTROEM_ESTIMATORS[1:])
+def test_every_parameter_is_checked_before_any_work(cls, regression, monkeypatch):
+    from kernelmaps import _nystroem_machine
+
+    def no_split(*args):
+        raise AssertionError("the rows were split before the parameters were checked")
+
+    monkeypatch.setattr(_nystroem_machine, "validation_rows", no_split)
+    X, Y = regression
+    for bad in [dict(kernel="gauss"), dict(nu=-1.0), dict(landmarks="random"), dict(n_iter_no_change=0),
+                dict(landmarks=np.zeros((20, 4))), dict(early_stopping="yes")]:
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            _fit(cls, X[:80], Y[:80, 0], n_components=20, **{"early_stopping": True, **bad})

@@ -6,17 +6,21 @@ scikit-learn's ``Ridge`` and ``KernelRidge`` given the same weights, and
 ``sklearn.utils.class_weight.compute_sample_weight`` for the class weights.
 """
 
+import inspect
 import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import is_classifier
 from sklearn.kernel_ridge import KernelRidge as SklearnKernelRidge
 from sklearn.linear_model import Ridge
 from sklearn.utils.class_weight import compute_class_weight, compute_sample_weight
 
 from kernelmaps import (ECOCClassifier, KernelRidge, KernelRidgeClassifier, LeastSquaresClassifier,
                         LeastSquaresRegressor, PegasosSVC)
+from registry import REGISTRY
+from registry import make as make_learner
 
 #: Closed forms (normal equations, Cholesky) against their references.
 RTOL = 1e-8
@@ -374,3 +378,49 @@ def test_dask_input_refuses_sample_weight(cls):
         # a dict weighs each chunk alike: the same fit as in memory
         lazy = cls(class_weight={1: 3.0}).fit(da.from_array(X, chunks=20), da.from_array(y, chunks=20))
         assert_rel_close(lazy.coef_, cls(class_weight={1: 3.0}).fit(X, y).coef_, RTOL)
+
+
+# ------------------------------------------------------------ scalar weights
+#: Every registered learner whose fit takes sample_weight, found by its signature.
+WEIGHTED = sorted(name for name, cls in REGISTRY.items()
+                  if "sample_weight" in inspect.signature(cls.fit).parameters)
+
+
+def _target(name, seed):
+    X, Y, labels, _ = dense_problem(n=40, seed=seed)
+    return X, (labels if is_classifier(REGISTRY[name]()) else Y[:, 0])
+
+
+def _partial_fit(est, X, y, **kwargs):
+    classes = {"classes": np.unique(y)} if is_classifier(est) else {}
+    return est.partial_fit(X, y, **classes, **kwargs)
+
+
+def test_every_learner_with_sample_weight_is_tested():
+    assert {"kernel_ridge", "kernel_svc", "least_squares", "pegasos"} <= set(WEIGHTED)
+
+
+@pytest.mark.parametrize("name", WEIGHTED)
+@pytest.mark.parametrize("weight", [np.nan, np.inf, -np.inf, np.float32("nan"), np.float64(np.inf)])
+def test_a_non_finite_scalar_weight_is_refused(name, weight):
+    """A NaN scalar weighed every row out of the fit (a model of no row), an infinite one
+    overflowed the sums: both are refused by name, in fit and partial_fit."""
+    X, y = _target(name, 20)
+    with pytest.raises(ValueError, match="sample_weight must be a finite, non-negative number"):
+        make_learner(name).fit(X, y, sample_weight=weight)
+    if hasattr(REGISTRY[name], "partial_fit"):
+        with pytest.raises(ValueError, match="sample_weight must be a finite, non-negative number"):
+            _partial_fit(make_learner(name), X, y, sample_weight=weight)
+
+
+@pytest.mark.parametrize("name", WEIGHTED)
+def test_a_finite_scalar_weight_is_every_rows_weight(name):
+    X, y = _target(name, 21)
+    scalar = make_learner(name).fit(X, y, sample_weight=2.5)
+    full = make_learner(name).fit(X, y, sample_weight=np.full(len(X), 2.5))
+    np.testing.assert_array_equal(scalar.predict(X), full.predict(X))
+    if hasattr(scalar, "decision_function"):
+        np.testing.assert_array_equal(scalar.decision_function(X), full.decision_function(X))
+    if hasattr(REGISTRY[name], "partial_fit"):
+        blocks = _partial_fit(make_learner(name), X, y, sample_weight=2.5)
+        np.testing.assert_array_equal(blocks.predict(X), full.predict(X))

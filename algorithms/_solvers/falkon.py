@@ -14,6 +14,7 @@ of iterations whatever ``lam``, each costing one pass over the rows
 (:meth:`KernelOperator.normal_matvec`) and ``O(m^2)`` triangular solves.
 """
 
+import itertools
 from typing import NamedTuple
 
 import numpy as np
@@ -76,6 +77,26 @@ def _gram_of_rows(T, scale):
     return product
 
 
+def _jittered_cholesky(shifted, jitters):
+    """``(upper_cholesky(shifted(j)), j)`` for the first jitter ``j`` of ``jitters`` that
+    factors, or ``(None, j)`` with the last one tried."""
+    jitter = None
+    for jitter in jitters:
+        try:
+            return upper_cholesky(shifted(jitter)), jitter
+        except np.linalg.LinAlgError:
+            continue
+    return None, jitter
+
+
+def _jitters(m, diagonal):
+    """Falkon's ``eps m`` times the mean diagonal, raised tenfold up to :data:`MAX_RELATIVE_JITTER` of it."""
+    jitter = np.finfo(np.float64).eps * m * diagonal
+    while jitter <= MAX_RELATIVE_JITTER * diagonal:
+        yield jitter
+        jitter *= 10.0
+
+
 def cholesky_with_jitter(K_mm):
     """Upper ``T`` with ``T^T T = K_mm + jitter I``, and the jitter it took.
 
@@ -87,20 +108,19 @@ def cholesky_with_jitter(K_mm):
     if not diagonal > 0:
         raise ValueError("the centres' Gram matrix has no positive diagonal: the kernel "
                          "vanishes on the centres")
-    jitter = np.finfo(np.float64).eps * m * diagonal
     diagonal_of = np.diag_indices(m)
-    while True:
-        shifted = K_mm.copy()                 # not K_mm + jitter * eye: two m x m temporaries
-        shifted[diagonal_of] += jitter
-        try:
-            return upper_cholesky(shifted), jitter
-        except np.linalg.LinAlgError:
-            jitter *= 10.0
-            if jitter > MAX_RELATIVE_JITTER * diagonal:
-                raise ValueError(
-                    "the centres' Gram matrix is not positive definite even with a jitter of "
-                    f"{MAX_RELATIVE_JITTER:g} times its diagonal: the kernel is not positive "
-                    "definite on these centres") from None
+
+    def shifted(jitter):
+        copy = K_mm.copy()                    # not K_mm + jitter * eye: two m x m temporaries
+        copy[diagonal_of] += jitter
+        return copy
+
+    T, jitter = _jittered_cholesky(shifted, _jitters(m, diagonal))
+    if T is None:
+        raise ValueError("the centres' Gram matrix is not positive definite even with a jitter of "
+                         f"{MAX_RELATIVE_JITTER:g} times its diagonal: the kernel is not positive "
+                         "definite on these centres")
+    return T, jitter
 
 
 def ridge_cholesky(T, weights, m, lam):
@@ -108,12 +128,27 @@ def ridge_cholesky(T, weights, m, lam):
 
     ``T D T^T`` by BLAS ``syrk`` (half a GEMM's work, upper triangle only, which is
     all the Cholesky factorization reads; in blocks above :data:`BLOCK_ORDER`),
-    shifted and factored in place.
+    shifted and factored in place. A ridge below the rounding of ``T D T^T / m``
+    (a tiny ``alpha``, or weights near zero) cannot make up for its rounding
+    below zero: the factorization is then retried with the jitter of
+    :func:`cholesky_with_jitter`, relative to the mean diagonal, added to
+    ``lam``. ``A`` only preconditions the solvers, which apply the ridge exactly
+    through ``lam``: a jitter changes the iterations, not the solution.
     """
     scaled = T if weights is None else T * np.sqrt(weights)
-    product = _gram_of_rows(scaled, 1.0 / m)
-    product[np.diag_indices(m)] += lam
-    return upper_cholesky(product)
+    diagonal_of = np.diag_indices(m)
+    scale = float(np.einsum("ij,ij->", scaled, scaled)) / (m * m) if m else 1.0
+
+    def shifted(jitter):
+        product = _gram_of_rows(scaled, 1.0 / m)
+        product[diagonal_of] += lam + jitter
+        return product
+
+    A, jitter = _jittered_cholesky(shifted, itertools.chain([0.0], _jitters(m, scale if scale > 0 else 1.0)))
+    if A is None:
+        raise ValueError(f"T D T^T / m + lam I is not positive definite even with a jitter of {jitter:.3g}: "
+                         "the weights of the centres are not finite and non-negative")
+    return A
 
 
 class FalkonPreconditioner:

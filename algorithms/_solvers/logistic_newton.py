@@ -151,7 +151,8 @@ def nystroem_logistic_newton(K, K_mm, Y, lam, *, fit_intercept=True, centre_rows
         Newton steps, the path's included.
     tol : float, default=1e-4
         Stop, at the target ridge, when every column's gradient norm (with the
-        intercept's) is at most ``tol`` times its norm at zero.
+        intercept's) is at most ``tol`` times its norm at zero. A point of the
+        path that meets this at the target ridge ends the path early.
     cg_max_iter : int, default=20
         Conjugate gradient iterations per Newton step. Each step's CG stops at a
         relative residual of ``min(0.1, relative gradient norm)`` (an inexact
@@ -183,13 +184,22 @@ def nystroem_logistic_newton(K, K_mm, Y, lam, *, fit_intercept=True, centre_rows
     cg_iterations, gradient_norms, objectives, penalties = [], [], [], []
     converged = False
     step = 0
+    def relative_gradient(penalty):
+        gradient = point.data_gradient + penalty * (K_mm @ point.a)
+        norms = _gradient_norms(gradient, point.intercept_gradient, fit_intercept)
+        return gradient, float(np.max(norms / reference))
+
     while True:
         penalty = path[min(step, len(path) - 1)]
-        gradient = point.data_gradient + penalty * (K_mm @ point.a)
-        relative = float(np.max(_gradient_norms(gradient, point.intercept_gradient, fit_intercept) / reference))
+        gradient, relative = relative_gradient(penalty)
+        if penalty != lam and relative_gradient(lam)[1] <= tol:
+            # the point already solves the target problem: the rest of the path (300
+            # steps for lam = 1e-300) would not move it
+            penalty = lam
+            gradient, relative = relative_gradient(lam)
         gradient_norms.append(relative)
         objectives.append(float(np.sum(_objective(point, K_mm, penalty))))
-        if step >= len(path) - 1 and relative <= tol:
+        if penalty == lam and relative <= tol:
             converged = True
             break
         if step >= max_iter:

@@ -13,8 +13,12 @@ from scipy.special import expit
 #: every class probability is positive and its logarithm finite.
 MIN_PROB = 1e-7
 
-#: Rows coupled per batch of small linear systems (``n_classes + 1`` square each).
+#: Rows coupled per batch of small linear systems (``n_classes + 1`` square each), at
+#: most: a batch holds four ``(n_classes + 1)^2`` float64 arrays per row (the pairwise
+#: probabilities, their products, the system and LAPACK's copy), kept within
+#: :data:`COUPLING_BYTES` (for 1000 classes, 4096 rows would take 131 GB).
 COUPLING_BLOCK = 4096
+COUPLING_BYTES = 64 * 2**20
 
 
 def _cross_entropy(decision, target, A, B):
@@ -133,8 +137,9 @@ def couple_pairwise(r, pairs, n_classes):
     n, k = r.shape[0], n_classes
     a, b = pairs[:, 0], pairs[:, 1]
     out = np.empty((n, k))
-    for start in range(0, n, COUPLING_BLOCK):
-        block = r[start:start + COUPLING_BLOCK]
+    step = int(max(1, min(COUPLING_BLOCK, COUPLING_BYTES // (4 * 8 * (k + 1) ** 2))))
+    for start in range(0, n, step):
+        block = r[start:start + step]
         m = block.shape[0]
         R = np.zeros((m, k, k))  # R[:, i, j] = r_ij
         R[:, a, b] = block

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 from .._validation import MEMORY_FRACTION, available_memory_bytes
 from .conjugate_gradient import conjugate_gradient
-from .normal_equations import class_sums
+from .normal_equations import class_sums, overflow_error
 
 #: A diagonal entry of the centred Gram matrix at most this fraction of its
 #: column's uncentred one is cancellation of a column that centring empties
@@ -66,6 +66,36 @@ def _column_moments(Z, sample_weight=None):
     if w is None:
         return Z.sum(axis=0), np.einsum("ij,ij->j", Z, Z)
     return w @ Z, np.einsum("ij,ij,i->j", Z, Z, w)
+
+
+def _moments(Z, w, total, T, labels, code, fit_intercept):
+    """``(column sums, column sums of squares, target means, B, T)`` of :func:`ridge_cg`, ``B``
+    its right-hand side ``Z_c^T W (T - t)`` and ``T`` as a 2-D float64 array (or None).
+
+    An overflow is a ``FeatureOverflowError`` naming the magnitude of the features
+    (and weights), before any iteration, rather than RuntimeWarnings and a
+    non-finite residual.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        col_sum, col_square = _column_moments(Z, w)
+        if T is not None:
+            T = np.asarray(T, dtype=np.float64).reshape(Z.shape[0], -1)
+            if not fit_intercept:
+                t_mean = np.zeros(T.shape[1])
+            else:
+                t_mean = T.mean(axis=0) if w is None else w @ T / total
+            # Z_c^T W (T - t) = Z^T W (T - t): the weighted residuals sum to zero
+            B = Z.T @ (T - t_mean if w is None else w[:, None] * (T - t_mean))
+        else:
+            counts = np.bincount(labels, weights=w, minlength=code.shape[0]).astype(np.float64)
+            t_mean = counts @ code / total if fit_intercept else np.zeros(code.shape[1])
+            B = class_sums(Z, labels, code.shape[0], w).T @ code - np.outer(col_sum, t_mean)
+        squares = col_square.sum()
+    if not (np.isfinite(squares) and np.isfinite(B).all()):
+        values = Z.data if sp.issparse(Z) else Z
+        largest = max(float(values.max()), -float(values.min())) if values.size else 0.0
+        raise overflow_error(largest, None if w is None else float(w.max()))
+    return col_sum, col_square, t_mean, B, T
 
 
 def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, sample_weight=None, fit_intercept=True, tol=1e-6,
@@ -135,6 +165,12 @@ def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, sample_weight=None, fi
     SparseRidgeResult
         The last iterate also when ``converged`` is false.
 
+    Raises
+    ------
+    FeatureOverflowError
+        When the squared features (or ``Z^T y``) overflow float64, before any
+        iteration, as the normal equations say it.
+
     Examples
     --------
     >>> import numpy as np
@@ -161,19 +197,7 @@ def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, sample_weight=None, fi
     n, d = Z.shape
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64).reshape(n)
     total = n if w is None else float(w.sum())
-    col_sum, col_square = _column_moments(Z, w)
-    if T is not None:
-        T = np.asarray(T, dtype=np.float64).reshape(n, -1)
-        if not fit_intercept:
-            t_mean = np.zeros(T.shape[1])
-        else:
-            t_mean = T.mean(axis=0) if w is None else w @ T / total
-        # Z_c^T W (T - t) = Z^T W (T - t): the weighted residuals sum to zero
-        B = Z.T @ (T - t_mean if w is None else w[:, None] * (T - t_mean))
-    else:
-        counts = np.bincount(labels, weights=w, minlength=code.shape[0]).astype(np.float64)
-        t_mean = counts @ code / total if fit_intercept else np.zeros(code.shape[1])
-        B = class_sums(Z, labels, code.shape[0], w).T @ code - np.outer(col_sum, t_mean)
+    col_sum, col_square, t_mean, B, T = _moments(Z, w, total, T, labels, code, fit_intercept)
     mu = col_sum / total if fit_intercept else np.zeros(d)
     if alpha > 0 and d > n:
         if T is None:

@@ -1,7 +1,5 @@
 """The binary SVM dual problems of one fit on row subsets, sharing one kernel-column cache."""
 
-import os
-import sys
 import warnings
 
 import numpy as np
@@ -9,6 +7,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from .._kernels import PRECOMPUTED_CODE, block_scalars, exact_kernel
 from .._matern import MATERN_DISTANCE_CODE, matern_code
+from .._validation import user_stacklevel
 from .greedy_cd import _greedy_coordinate_descent, _largest_greedy_step
 from .smo import _smo_gap, _smo_second_order
 
@@ -18,17 +17,6 @@ from .smo import _smo_gap, _smo_second_order
 #: ``|x|^2``, the slot map, the dual variables, ``z = Q a`` (or ``G``), ``G_bar``,
 #: the permutation and the per-row bounds ``C_i`` of a weighted fit.
 SOLVER_VECTORS = 12
-
-
-def _user_stacklevel():
-    """The ``stacklevel`` of a warning that points at the first caller outside kernelmaps
-    (a fit and the cross-validation of ``probability=True`` reach the solver through
-    different depths)."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package + os.sep):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def _kernel_diagonal(X, kernel_params):
@@ -148,4 +136,4 @@ class _Solver:
     def _warn(self, label, measure, reached):
         warnings.warn(f"KernelSVC stopped at max_iter={self.max_iter} steps on the problem {label}: "
                       f"its {measure} reached {reached:.3g} against tol={self.tol}; raise max_iter "
-                      "or tol", ConvergenceWarning, stacklevel=_user_stacklevel())
+                      "or tol", ConvergenceWarning, stacklevel=user_stacklevel())
