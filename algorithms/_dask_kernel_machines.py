@@ -77,6 +77,8 @@ class DaskKernelOperator:
     def __init__(self, X, centres, kernel_params):
         self.X = X
         self.shape = (X.shape[0], centres.shape[0])
+        #: the dtype of each chunk's kernel blocks (see KernelOperator)
+        self.block_dtype = np.dtype(np.float32 if X.dtype == np.float32 else np.float64)
         self._centres = _graph_node(np.ascontiguousarray(centres, dtype=np.float64), "kernelmaps-centres")
         self._params = dict(kernel_params)
         self._starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)

@@ -6,7 +6,7 @@ import numba
 import numpy as np
 import pytest
 import scipy.linalg
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.multiclass import OneVsRestClassifier
 
@@ -140,6 +140,23 @@ def test_float32_fit_is_close_to_float64(regression):
     p64 = NystroemKernelRidge(**kwargs).fit(X, Y).predict(X)
     p32 = NystroemKernelRidge(**kwargs).fit(X.astype(np.float32), Y).predict(X.astype(np.float32))
     assert np.abs(p64 - p32).max() / np.abs(p64).max() < 1e-3
+
+
+@pytest.mark.parametrize("cls", [NystroemKernelRidge, NystroemKernelRidgeClassifier, NystroemLogisticRegression])
+def test_float32_fits_a_nearly_constant_kernel(cls):
+    # rows of magnitude 0.1 at gamma = 0.02: the kernel is 1 to within float32's rounding
+    # in most directions, which Falkon's float64 jitter left in the preconditioned system
+    # as negative curvature
+    for seed in range(5):
+        X = np.random.default_rng(seed).standard_normal((12, 2)) * 0.1
+        y = np.arange(12) % 3 if cls is not NystroemKernelRidge else np.arange(12) % 3 * 1.0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # the logistic path at tol on a flat kernel
+            fits = [cls(n_components=10, alpha=1.0, gamma=0.02, random_state=0).fit(X.astype(dtype), y)
+                    for dtype in (np.float32, np.float64)]
+        method = "predict" if cls is NystroemKernelRidge else "decision_function"
+        values = [getattr(fit, method)(X) for fit in fits]
+        assert np.abs(values[0] - values[1]).max() <= 1e-2 * max(1.0, np.abs(values[1]).max())
 
 
 def test_early_stopping_keeps_the_best_validation_iterate(regression):

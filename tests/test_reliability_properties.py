@@ -113,14 +113,7 @@ def test_every_map_returns_finite_features_or_a_clear_error(name, X):
     assert not sp.issparse(Z) or Z.format == "csr"
 
 
-#: Learners whose float32 fit fails on some of these rows: their solvers are another change's.
-FLOAT32_CG_BREAKDOWN = pytest.mark.xfail(
-    strict=True, raises=ValueError,
-    reason="float32 Nyström machines: conjugate gradient meets non-positive curvature (NotPositiveDefiniteError) "
-           "at the registry's gamma=0.02 on float32 rows of magnitude <= 0.1, where the kernel is nearly constant")
-LEARNERS = [pytest.param(name, marks=FLOAT32_CG_BREAKDOWN)
-            if name in ("nystroem_kernel_ridge_classifier", "nystroem_logistic_regression") else name
-            for name in sorted(set(ALL) - set(FEATURE_MAPS))]
+LEARNERS = sorted(set(ALL) - set(FEATURE_MAPS))
 
 
 @pytest.mark.parametrize("name", LEARNERS)
@@ -252,10 +245,6 @@ BAD_WEIGHTS = {
     "too many": lambda n: np.ones(n + 2),
     "two-dimensional": lambda n: np.ones((n, 2)),
 }
-#: Learners that take a scalar NaN or inf weight today: their validation is another change's.
-SCALAR_WEIGHT_PENDING = pytest.mark.xfail(
-    strict=True, reason="scalar sample_weight validation lands with the learner fixes")
-PENDING = {"ecoc", "kernel_ridge", "kernel_ridge_classifier", "least_squares", "least_squares_regressor", "pegasos"}
 
 
 def weighted_case(name, kind, X):
@@ -279,9 +268,8 @@ def test_weighted_fits_give_finite_output(name, kind, X, weights, seed):
     assert_predictions(est, output(est, out_input), len(X), y)
 
 
-@pytest.mark.parametrize("name, kind, bad", [
-    pytest.param(name, kind, bad, marks=SCALAR_WEIGHT_PENDING) if name in PENDING and bad.startswith("scalar")
-    else (name, kind, bad) for name, kind in WEIGHTED_CASES for bad in BAD_WEIGHTS])
+@pytest.mark.parametrize("name, kind, bad", [(name, kind, bad) for name, kind in WEIGHTED_CASES
+                                             for bad in BAD_WEIGHTS])
 @FEW
 @given(X=ordinary())
 def test_bad_weights_are_a_clear_error_naming_sample_weight(name, kind, bad, X):

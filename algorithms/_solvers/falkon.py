@@ -22,9 +22,10 @@ import scipy.linalg
 
 from .conjugate_gradient import CGResult, conjugate_gradient
 
-#: Falkon's jitter ``eps m`` on the diagonal of ``K_mm`` (eps the float64 machine
-#: epsilon), raised tenfold while Cholesky fails (coinciding centres make ``K_mm``
-#: singular), up to this fraction of the mean diagonal.
+#: Falkon's jitter ``eps m`` on the diagonal of ``K_mm`` (eps the machine epsilon of
+#: the kernel blocks' dtype), raised tenfold while Cholesky fails (coinciding
+#: centres make ``K_mm`` singular), up to this fraction of the mean diagonal, or a
+#: hundred times the first jitter where that is larger (float32 blocks).
 MAX_RELATIVE_JITTER = 1e-6
 
 
@@ -89,19 +90,25 @@ def _jittered_cholesky(shifted, jitters):
     return None, jitter
 
 
-def _jitters(m, diagonal):
-    """Falkon's ``eps m`` times the mean diagonal, raised tenfold up to :data:`MAX_RELATIVE_JITTER` of it."""
-    jitter = np.finfo(np.float64).eps * m * diagonal
-    while jitter <= MAX_RELATIVE_JITTER * diagonal:
+def _jitters(m, diagonal, eps=np.finfo(np.float64).eps):
+    """Falkon's ``eps m`` times the mean diagonal, raised tenfold up to :data:`MAX_RELATIVE_JITTER` of it
+    (or a hundred times the first jitter)."""
+    jitter = eps * m * diagonal
+    largest = max(MAX_RELATIVE_JITTER * diagonal, 100.0 * jitter)
+    while jitter <= largest:
         yield jitter
         jitter *= 10.0
 
 
-def cholesky_with_jitter(K_mm):
+def cholesky_with_jitter(K_mm, eps=np.finfo(np.float64).eps):
     """Upper ``T`` with ``T^T T = K_mm + jitter I``, and the jitter it took.
 
     The jitter starts at Falkon's ``eps m`` times the mean diagonal and is raised
     tenfold while the factorization fails, up to :data:`MAX_RELATIVE_JITTER`.
+    ``eps`` is the machine epsilon of the kernel blocks the solver multiplies by:
+    directions in which ``K_mm`` is below the blocks' rounding carry only that
+    rounding, and the preconditioner ``T^{-1}`` would amplify it into the
+    system (float32 blocks of a nearly constant kernel met negative curvature).
     """
     m = K_mm.shape[0]
     diagonal = float(np.mean(np.diag(K_mm))) if m else 1.0
@@ -115,10 +122,10 @@ def cholesky_with_jitter(K_mm):
         copy[diagonal_of] += jitter
         return copy
 
-    T, jitter = _jittered_cholesky(shifted, _jitters(m, diagonal))
+    T, jitter = _jittered_cholesky(shifted, _jitters(m, diagonal, eps))
     if T is None:
         raise ValueError("the centres' Gram matrix is not positive definite even with a jitter of "
-                         f"{MAX_RELATIVE_JITTER:g} times its diagonal: the kernel is not positive "
+                         f"{jitter / diagonal:.3g} times its diagonal: the kernel is not positive "
                          "definite on these centres")
     return T, jitter
 
@@ -160,6 +167,8 @@ class FalkonPreconditioner:
         Symmetric positive semi-definite Gram matrix of the centres.
     lam : float
         Ridge (> 0) of the objective ``(1/n) ||K a - y||^2 + lam a^T K_mm a``.
+    eps : float, default=float64's machine epsilon
+        The machine epsilon of the kernel blocks (see :func:`cholesky_with_jitter`).
 
     Attributes
     ----------
@@ -184,13 +193,13 @@ class FalkonPreconditioner:
     method. NIPS 2017, section 3 and Algorithm 1.
     """
 
-    def __init__(self, K_mm, lam):
+    def __init__(self, K_mm, lam, eps=np.finfo(np.float64).eps):
         K_mm = np.asarray(K_mm, dtype=np.float64)
         m = K_mm.shape[0]
         if not lam > 0:
             raise ValueError(f"the ridge lam must be positive, got {lam!r}")
         self.lam = float(lam)
-        self.T, jitter = cholesky_with_jitter(K_mm)
+        self.T, jitter = cholesky_with_jitter(K_mm, eps)
         self.jitter = jitter
         self.m = m
         self.A = ridge_cholesky(self.T, None, m, self.lam)
@@ -204,6 +213,11 @@ class FalkonPreconditioner:
         """``B^T U = A^{-T} T^{-T} U``."""
         inner = scipy.linalg.solve_triangular(self.T, U, lower=False, trans="T")
         return scipy.linalg.solve_triangular(self.A, inner, lower=False, trans="T")
+
+
+def block_epsilon(K):
+    """The machine epsilon of the operator ``K``'s kernel blocks (float64 unless it says otherwise)."""
+    return float(np.finfo(getattr(K, "block_dtype", np.float64)).eps)
 
 
 class KernelRidgeSolution(NamedTuple):
@@ -221,7 +235,8 @@ def nystroem_kernel_ridge(K, K_mm, Y, lam, *, preconditioned=True, max_iter=100,
     """Minimize ``(1/n) ||K a - y||^2 + lam a^T K_mm a`` for every column ``y`` of ``Y``.
 
     Preconditioned, the ridge term is ``lam a^T (K_mm + jitter I) a`` with the
-    preconditioner's jitter (``eps m`` times the mean diagonal, 2e-13 at m = 1000):
+    preconditioner's jitter (``eps m`` times the mean diagonal, 2e-13 at m = 1000 for float64
+    blocks, 1.2e-4 for float32 ones):
     the problem Falkon solves, and what keeps the preconditioned system well
     conditioned when ``K_mm`` is numerically singular.
 
@@ -262,7 +277,7 @@ def nystroem_kernel_ridge(K, K_mm, Y, lam, *, preconditioned=True, max_iter=100,
 
         result = conjugate_gradient(hessian, rhs, x0=x0, max_iter=max_iter, tol=tol, callback=callback)
         return KernelRidgeSolution(result.x, result, None)
-    B = FalkonPreconditioner(K_mm, lam)
+    B = FalkonPreconditioner(K_mm, lam, block_epsilon(K))
 
     def preconditioned_hessian(U):
         # B^T (K^T K / n + lam T^T T) B U: the ridge term through T, as Falkon does, is

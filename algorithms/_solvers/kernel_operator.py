@@ -132,6 +132,8 @@ class KernelOperator(LinearOperator):
         self.centres_t = np.ascontiguousarray(self.framed_centres.T)
         self.sq_centres = np.einsum("ij,ij->i", self.framed_centres, self.framed_centres)
         self.itemsize = np.dtype(dtype).itemsize
+        #: the dtype of the kernel blocks (float64 products are summed either way)
+        self.block_dtype = np.dtype(dtype)
         # the kernel block and the framed rows
         self.block = self.rows_per_block(m, self.X.shape[1], self.itemsize)
         blocks = math.ceil(n / self.block) if n else 0

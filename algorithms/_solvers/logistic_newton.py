@@ -29,7 +29,7 @@ import numpy as np
 import scipy.linalg
 
 from .conjugate_gradient import conjugate_gradient
-from .falkon import cholesky_with_jitter, ridge_cholesky
+from .falkon import block_epsilon, cholesky_with_jitter, ridge_cholesky
 
 #: The first ridge of the path (when the target is smaller), and the factor between
 #: consecutive ridges.
@@ -175,7 +175,7 @@ def nystroem_logistic_newton(K, K_mm, Y, lam, *, fit_intercept=True, centre_rows
     Y = np.asarray(Y, dtype=np.float64).reshape(n, -1)
     k = Y.shape[1]
     K_mm = np.asarray(K_mm, dtype=np.float64)
-    T, _ = cholesky_with_jitter(K_mm)
+    T, _ = cholesky_with_jitter(K_mm, block_epsilon(K))
     passes = _Pass(K, Y)
     point = passes.run(np.zeros((m, k)), np.zeros(k))
     reference = _gradient_norms(point.data_gradient, point.intercept_gradient, fit_intercept)
