@@ -80,7 +80,7 @@ from benchmarks.report_results import (ResultFile, Run, _decode, describe_combo,
 from benchmarks.report_tables import (BASELINES, DASK, DERIVED, ENVIRONMENT, FEATURE, FWHT,  # noqa: E402
                                       LEARNED, MACLAURIN, MKL, SCALING, SOLVER, SPEED, Report)
 
-# The report was one module: what it defined is still importable from here
+# The entry point re-exports its parts' names, so that one import reaches all of them
 # (``_decode`` too, which the tests hold against asv's own reader).
 __all__ = ["BASELINES", "DASK", "DERIVED", "ENVIRONMENT", "FEATURE", "FWHT", "LEARNED", "MACLAURIN", "MKL",
            "SCALING", "SOLVER", "SPEED", "Cell", "Footnotes", "Registry", "Report", "ResultFile", "Run", "Table",

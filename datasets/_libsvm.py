@@ -4,7 +4,8 @@ Files are fetched from ``<base_url>/<folder>/<file name>`` into
 ``<data_home>/libsvm/<file name>`` and checked on every load. The work is in
 three modules: :mod:`~kernelmaps.datasets._libsvm_download` (bounded downloads
 and the fetch of a verified copy), :mod:`~kernelmaps.datasets._libsvm_checksums`
-(what a file must match, and the cache's manifest) and
+(the datasets' and files' descriptions, what a file must match, and the cache's
+manifest) and
 :mod:`~kernelmaps.datasets._libsvm_parse` (reading a file, and identifying by
 its content a file that has no checksum pin).
 """
@@ -12,32 +13,17 @@ its content a file that has no checksum pin).
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 from ._base import DatasetInfo, build_dataset, make_dataset, register, seeded_split
-from ._libsvm_checksums import RemoteFile, parse_checksum
+from ._libsvm_checksums import LibsvmSpec, RemoteFile, parse_checksum
 from ._libsvm_download import (DEFAULT_DEADLINE, DEFAULT_MIN_RATE, DEFAULT_TIMEOUT,
                                DownloadLimits, base_url, fetch)
-from ._libsvm_parse import _check_content, _expected_rows, _read
+from ._libsvm_parse import _check_content, _read
 
 SUBDIR = "libsvm"
 SPLIT_SEED = 0
 LICENSE = ("LIBSVM data page gives no licence; follow the original source's terms "
            "(see description)")
-
-
-@dataclass(frozen=True)
-class LibsvmSpec:
-    name: str
-    task: str
-    n_features: int
-    train: RemoteFile
-    test: RemoteFile | None              # None: seeded split of ``train``
-    n_train: int                         # of the real files; for a split, its sizes
-    n_test: int
-    classes: tuple[float, ...] | None
-    source: str
-    description: str
 
 
 def _labels(values):
@@ -181,7 +167,7 @@ def _loader(spec: LibsvmSpec, info: DatasetInfo):
                     f, directory, url_base, limits, checksums.get(f.name), spec.name,
                     functools.partial(_read, name=f.name, spec=spec),
                     functools.partial(_check_content, name=f.name, spec=spec,
-                                      n_rows=_expected_rows(spec, f)))
+                                      n_rows=spec.expected_rows(f)))
                 parts.append(part)
         extras = {"files": hashes}
         if spec.test is not None:

@@ -1,5 +1,6 @@
-"""LIBSVM files' checksums: the built-in pins, the cache's manifest, the checks.
+"""LIBSVM datasets and files: what they are, the built-in pins, the cache's manifest, the checks.
 
+:class:`LibsvmSpec` describes a dataset, :class:`RemoteFile` one of its files.
 What a file must satisfy is, in order of precedence:
 
 1. the ``checksums`` option of :func:`kernelmaps.datasets.load`;
@@ -47,6 +48,28 @@ class RemoteFile:
     pin_from: tuple[str, ...] = ()       # keys of PINS_FROM
 
 
+@dataclass(frozen=True)
+class LibsvmSpec:
+    """One LIBSVM dataset: its files, the sizes of its splits, its classes and provenance."""
+
+    name: str
+    task: str
+    n_features: int
+    train: RemoteFile
+    test: RemoteFile | None              # None: seeded split of ``train``
+    n_train: int                         # of the real files; for a split, its sizes
+    n_test: int
+    classes: tuple[float, ...] | None
+    source: str
+    description: str
+
+    def expected_rows(self, file: RemoteFile) -> int:
+        """Rows of the genuine ``file``: all of a split's, else its official part's."""
+        if self.test is None:
+            return self.n_train + self.n_test
+        return self.n_train if file == self.train else self.n_test
+
+
 _HEX = {"md5": 32, "sha256": 64}
 
 
@@ -89,8 +112,9 @@ class Manifest:
         os.replace(tmp, self.path)
 
 
-#: How entries written by versions that trusted unpinned files on first use,
-#: without any check, begin their ``origin``.
+#: The start of the ``origin`` of a manifest entry that trusted an unpinned file on
+#: first use, without any check: such an entry proves nothing about the file (this
+#: package writes none, but a cache directory may hold them).
 UNCHECKED_ORIGIN = "trust on first use"
 
 

@@ -9,23 +9,20 @@ download, an error page, another data set) is refused with a ``ValueError``
 naming the expected and the found counts, and nothing about it is recorded: a
 download is deleted and a cached copy is moved aside to ``<file>.rejected``,
 so the genuine file is accepted when it comes. Only a file that passed is
-recorded in the manifest; later copies must then match that SHA-256. Entries
-written by older versions, which trusted such files on first use without any
-check, prove nothing and are ignored (and replaced once a file passes).
+recorded in the manifest; later copies must then match that SHA-256. A manifest
+entry that trusted such a file on first use, without any check (a cache may
+hold one; this package writes none), proves nothing and is ignored (and
+replaced once a file passes).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._base import encode_labels
-
-if TYPE_CHECKING:
-    from ._libsvm import LibsvmSpec
-    from ._libsvm_checksums import RemoteFile
+from ._libsvm_checksums import LibsvmSpec
 
 
 def _read(path: Path, name: str, spec: LibsvmSpec):
@@ -41,13 +38,6 @@ def _read(path: Path, name: str, spec: LibsvmSpec):
         raise ValueError(f"{name} is not a valid LIBSVM file for dataset "
                          f"{spec.name!r} ({type(exc).__name__}: {exc})") from exc
     return np.ascontiguousarray(X.toarray()), y
-
-
-def _expected_rows(spec: LibsvmSpec, file: RemoteFile) -> int:
-    """Rows of the genuine ``file``: all of a split's, else its official part's."""
-    if spec.test is None:
-        return spec.n_train + spec.n_test
-    return spec.n_train if file == spec.train else spec.n_test
 
 
 def _check_content(parsed: tuple[np.ndarray, np.ndarray], name: str, spec: LibsvmSpec,

@@ -37,33 +37,62 @@ from benchmarks.experiments.cnm import CNM
 )
 def cnm_training_speed(run):
     import os
-    import time
 
-    import numpy as np
-
-    from kernelmaps import CompactNonlinearMap, PegasosSVC, RandomFourierFeatures
+    from kernelmaps import CompactNonlinearMap, PegasosSVC
 
     s = run.settings
     X, y, Xt, yt, gamma = standardized_split(s["dataset"])
     seeds = range(s["seeds"])
-    rows = []
-
-    def median_fits(make):
-        """Median fit time and median test accuracy of ``make(seed)`` over the seeds: training
-        is chaotic (one ulp of the data moves CNM's accuracy by ~0.01), so one seed is no target."""
-        times, accuracies = [], []
-        for seed in seeds:
-            start = time.perf_counter()
-            predict = make(seed)
-            times.append(time.perf_counter() - start)
-            accuracies.append(float(np.mean(predict(Xt) == yt)))
-        return float(np.median(times)), float(np.median(accuracies)), accuracies
 
     def cnm(seed):
         model = CompactNonlinearMap(s["k_cnm"], gamma=gamma, random_state=seed, **CNM).fit(X, y)
         return model.predict
 
-    def rff_pegasos(lam, steps):
+    load_start = os.getloadavg()[0]
+    with one_blas_thread():
+        CompactNonlinearMap(4, gamma=gamma, max_iter=1).fit(X[:300], y[:300])  # compile outside the clock
+        PegasosSVC(max_iter=2).fit(X[:300], y[:300])
+        t_cnm, target, accs = _median_fits(cnm, seeds, Xt, yt)
+        rows = [{"method": f"CNM k={s['k_cnm']}", "lambda": CNM["alpha"], "steps": "",
+                 "median_seconds": t_cnm, "median_accuracy": target,
+                 "seed_accuracies": " ".join(f"{a:.4f}" for a in accs)}]
+        outcome = {lam: _steps_to_reach(run, (X, y, Xt, yt, gamma), lam, t_cnm, target, rows)
+                   for lam in run.progress(s["lambdas"], desc="λ")}
+    load_end = os.getloadavg()[0]
+    run.write_csv(rows)
+    _draw_training_speed(run, rows, t_cnm, target)
+    _judge_training_speed(run, outcome, t_cnm, target, (load_start, load_end))
+
+
+def _median_fits(make, seeds, Xt, yt):
+    """Median fit time and median test accuracy of ``make(seed)`` over the seeds: training
+    is chaotic (one ulp of the data moves CNM's accuracy by ~0.01), so one seed is no target."""
+    import time
+
+    import numpy as np
+
+    times, accuracies = [], []
+    for seed in seeds:
+        start = time.perf_counter()
+        predict = make(seed)
+        times.append(time.perf_counter() - start)
+        accuracies.append(float(np.mean(predict(Xt) == yt)))
+    return float(np.median(times)), float(np.median(accuracies)), accuracies
+
+
+def _steps_to_reach(run, split, lam, t_cnm, target, rows):
+    """Train RFF + Pegasos at ``lam`` over the step grid until it reaches CNM's accuracy ``target``.
+
+    Appends a CSV row per step count and returns ``(kind, steps, low, high)``: "reached"
+    with the bracket of times around the target, "gave up" past ``give_up_ratio`` × CNM's
+    time, or "never" within the grid.
+    """
+    from kernelmaps import PegasosSVC, RandomFourierFeatures
+
+    s = run.settings
+    X, y, Xt, yt, gamma = split
+
+    def rff_pegasos(steps):
         def make(seed):
             # the RFF draw and the transform of the training set are part of its training time,
             # as CNM's features are part of CNM's
@@ -73,37 +102,26 @@ def cnm_training_speed(run):
             return lambda X_: clf.predict(rff.transform(X_))
         return make
 
-    load_start = os.getloadavg()[0]
-    with one_blas_thread():
-        CompactNonlinearMap(4, gamma=gamma, max_iter=1).fit(X[:300], y[:300])  # compile outside the clock
-        PegasosSVC(max_iter=2).fit(X[:300], y[:300])
-        t_cnm, target, accs = median_fits(cnm)
-        rows.append({"method": f"CNM k={s['k_cnm']}", "lambda": CNM["alpha"], "steps": "",
-                     "median_seconds": t_cnm, "median_accuracy": target,
+    previous = 0.0
+    for steps in s["steps"]:
+        t, accuracy, accs = _median_fits(rff_pegasos(steps), range(s["seeds"]), Xt, yt)
+        rows.append({"method": f"RFF k={s['k_rff']} + Pegasos", "lambda": lam, "steps": steps,
+                     "median_seconds": t, "median_accuracy": accuracy,
                      "seed_accuracies": " ".join(f"{a:.4f}" for a in accs)})
-        outcome = {}
-        for lam in run.progress(s["lambdas"], desc="λ"):
-            previous, outcome[lam] = 0.0, None
-            for steps in s["steps"]:
-                t, accuracy, accs = median_fits(rff_pegasos(lam, steps))
-                rows.append({"method": f"RFF k={s['k_rff']} + Pegasos", "lambda": lam, "steps": steps,
-                             "median_seconds": t, "median_accuracy": accuracy,
-                             "seed_accuracies": " ".join(f"{a:.4f}" for a in accs)})
-                if accuracy >= target:
-                    # between the last count short of the target and this one: a bracket
-                    outcome[lam] = ("reached", steps, previous, t)
-                    break
-                previous = t
-                # past this multiple of CNM's time without the target, RFF is the slower side
-                # whatever the later counts give: the quick mode stops searching there
-                if s["give_up_ratio"] and t > s["give_up_ratio"] * t_cnm:
-                    outcome[lam] = ("gave up", steps, t, None)
-                    break
-            if outcome[lam] is None:
-                outcome[lam] = ("never", s["steps"][-1], previous, None)
-    load_end = os.getloadavg()[0]
-    run.write_csv(rows)
+        if accuracy >= target:
+            # between the last count short of the target and this one: a bracket
+            return ("reached", steps, previous, t)
+        previous = t
+        # past this multiple of CNM's time without the target, RFF is the slower side
+        # whatever the later counts give: the quick mode stops searching there
+        if s["give_up_ratio"] and t > s["give_up_ratio"] * t_cnm:
+            return ("gave up", steps, t, None)
+    return ("never", s["steps"][-1], previous, None)
 
+
+def _draw_training_speed(run, rows, t_cnm, target):
+    """RFF + Pegasos's accuracy against its fit time, and its fit time against the steps; CNM's point in red."""
+    s = run.settings
     fig, axes = figure(2, 1, width=4.6)
     for lam in s["lambdas"]:
         pts = [(r["steps"], r["median_seconds"], r["median_accuracy"]) for r in rows if r["lambda"] == lam
@@ -123,8 +141,13 @@ def cnm_training_speed(run):
     fig.tight_layout()
     run.save_figure(fig)
 
-    # CNM is faster at a λ if even the lower end of RFF's bracket is slower; RFF is faster if the
-    # upper end (the time at the count that reached the target) is below CNM's
+
+def _judge_training_speed(run, outcome, t_cnm, target, loads):
+    """The verdict: CNM is faster at a λ if even the lower end of RFF's bracket is slower; RFF is
+    faster if the upper end (the time at the count that reached the target) is below CNM's."""
+    import os
+
+    s = run.settings
     parts, cnm_faster, rff_faster = [], [], []
     for lam, (kind, steps, low, high) in outcome.items():
         if kind == "reached":
@@ -150,6 +173,7 @@ def cnm_training_speed(run):
         status = "partly holds"
     ours = (f"CNM k={s['k_cnm']}: {t_cnm:.2f} s, test accuracy {target:.4f}; RFF k={s['k_rff']} + Pegasos to "
             f"that accuracy: " + "; ".join(parts))
+    load_start, load_end = loads
     run.verdict(
         status,
         ours=ours,

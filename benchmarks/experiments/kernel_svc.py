@@ -139,16 +139,11 @@ def kernel_svc(run):
     size=Size("dataset", "the full {} split"),
 )
 def kernel_svc_speed(run):
-    import time
-
     import numpy as np
-    from sklearn.multiclass import OneVsRestClassifier
     from sklearn.preprocessing import StandardScaler
-    from sklearn.svm import SVC
 
     import kernelmaps.datasets as kd
     from benchmarks.machine import machine_info
-    from kernelmaps import KernelSVC
 
     s = run.settings
     target = machine_info()["numba_target"]
@@ -156,39 +151,11 @@ def kernel_svc_speed(run):
     scaler = StandardScaler().fit(data.X_train)
     X_train, X_test = scaler.transform(data.X_train), scaler.transform(data.X_test)
     gamma = 1.0 / X_train.shape[1]
-    C = s["C"]
-
-    def ours(multi_class, **params):
-        return lambda: KernelSVC(C=C, gamma=gamma, multi_class=multi_class, **params)
-
-    workloads = {
-        "ovo": {
-            "KernelSVC second_order": ours("ovo"),
-            "KernelSVC second_order, no shrinking": ours("ovo", shrinking=False),
-            "sklearn SVC": lambda: SVC(C=C, gamma=gamma),
-            "KernelSVC greedy": ours("ovo", selection="greedy"),
-        },
-        "ovr": {
-            "KernelSVC second_order": ours("ovr"),
-            "KernelSVC second_order, no shrinking": ours("ovr", shrinking=False),
-            "sklearn SVC": lambda: OneVsRestClassifier(SVC(C=C, gamma=gamma)),
-        },
-    }
-    for selection in ("second_order", "greedy"):  # compilation
-        ours("ovo", selection=selection)().fit(X_train[:300], data.y_train[:300])
-    rows, accuracy = [], {}
-    for multi_class, sides in workloads.items():
-        repeats = s["repeats"] if multi_class == "ovo" else s["ovr_repeats"]
-        for repeat in run.progress(range(repeats), desc=f"{multi_class}: interleaved fits"):
-            for label, make in sides.items():
-                start = time.perf_counter()
-                model = make().fit(X_train, data.y_train)
-                seconds = time.perf_counter() - start
-                accuracy[multi_class, label] = float(model.score(X_test, data.y_test))
-                rows.append({"dataset": s["dataset"], "n_train": X_train.shape[0], "C": C, "gamma": gamma,
-                             "multi_class": multi_class, "implementation": label, "repeat": repeat,
-                             "fit_seconds": seconds, "test_accuracy": accuracy[multi_class, label],
-                             "numba_target": target})
+    workloads = _svc_workloads(s["C"], gamma)
+    for label in ("KernelSVC second_order", "KernelSVC greedy"):  # compilation
+        workloads["ovo"][label]().fit(X_train[:300], data.y_train[:300])
+    rows, accuracy = _interleaved_svc_fits(run, workloads, (X_train, data.y_train, X_test, data.y_test), gamma,
+                                           target)
     run.write_csv(rows)
 
     def seconds(multi_class, label):
@@ -202,7 +169,61 @@ def kernel_svc_speed(run):
     ratios = {(mc, label): ratio(mc, label) for mc, sides in workloads.items() for label in sides
               if label != "sklearn SVC"}
     gaps = {mc: 100 * (accuracy[mc, "KernelSVC second_order"] - accuracy[mc, "sklearn SVC"]) for mc in workloads}
+    _draw_svc_speed(run, workloads, median, accuracy, X_train.shape[0], target)
+    _judge_svc_speed(run, workloads, median, ratios, accuracy, gaps, X_train.shape[0])
 
+
+def _svc_workloads(C, gamma):
+    """``{multi_class: {label: model factory}}``: KernelSVC's variants and SVC, one-vs-one and one-vs-rest."""
+    from sklearn.multiclass import OneVsRestClassifier
+    from sklearn.svm import SVC
+
+    from kernelmaps import KernelSVC
+
+    def ours(multi_class, **params):
+        return lambda: KernelSVC(C=C, gamma=gamma, multi_class=multi_class, **params)
+
+    return {
+        "ovo": {
+            "KernelSVC second_order": ours("ovo"),
+            "KernelSVC second_order, no shrinking": ours("ovo", shrinking=False),
+            "sklearn SVC": lambda: SVC(C=C, gamma=gamma),
+            "KernelSVC greedy": ours("ovo", selection="greedy"),
+        },
+        "ovr": {
+            "KernelSVC second_order": ours("ovr"),
+            "KernelSVC second_order, no shrinking": ours("ovr", shrinking=False),
+            "sklearn SVC": lambda: OneVsRestClassifier(SVC(C=C, gamma=gamma)),
+        },
+    }
+
+
+def _interleaved_svc_fits(run, workloads, split, gamma, target):
+    """Every side of each workload fitted in turn, repeat after repeat: the CSV rows and
+    ``{(multi_class, label): test accuracy}``."""
+    import time
+
+    s = run.settings
+    X_train, y_train, X_test, y_test = split
+    rows, accuracy = [], {}
+    for multi_class, sides in workloads.items():
+        repeats = s["repeats"] if multi_class == "ovo" else s["ovr_repeats"]
+        for repeat in run.progress(range(repeats), desc=f"{multi_class}: interleaved fits"):
+            for label, make in sides.items():
+                start = time.perf_counter()
+                model = make().fit(X_train, y_train)
+                seconds = time.perf_counter() - start
+                accuracy[multi_class, label] = float(model.score(X_test, y_test))
+                rows.append({"dataset": s["dataset"], "n_train": X_train.shape[0], "C": s["C"], "gamma": gamma,
+                             "multi_class": multi_class, "implementation": label, "repeat": repeat,
+                             "fit_seconds": seconds, "test_accuracy": accuracy[multi_class, label],
+                             "numba_target": target})
+    return rows, accuracy
+
+
+def _draw_svc_speed(run, workloads, median, accuracy, n_train, target):
+    """Median fit seconds of every side, one panel per multi-class scheme."""
+    s = run.settings
     fig, ax = figure(2, 1, width=6.0)
     for k, (mc, sides) in enumerate(workloads.items()):
         labels = list(sides)
@@ -217,10 +238,14 @@ def kernel_svc_speed(run):
         axis.invert_yaxis()
         name = "one-vs-one" if mc == "ovo" else "one-vs-rest"
         axis.set(xlabel="fit seconds (median)",
-                 title=f"full {s['dataset']} ({X_train.shape[0]} rows), C = {C:g}, γ = 1/d, {name}, {target}")
+                 title=f"full {s['dataset']} ({n_train} rows), C = {s['C']:g}, γ = 1/d, {name}, {target}")
     fig.tight_layout()
     run.save_figure(fig)
 
+
+def _judge_svc_speed(run, workloads, median, ratios, accuracy, gaps, n_train):
+    """The verdict: second-order SMO in at most SVC's time, to its accuracy within 0.2 points."""
+    s = run.settings
     fast = all(ratios[mc, "KernelSVC second_order"] <= 1.0 for mc in workloads)
     same = all(abs(gap) <= 0.2 for gap in gaps.values())
     status = "holds" if fast and same else ("partly holds" if fast or same else "does not hold")
@@ -239,7 +264,7 @@ def kernel_svc_speed(run):
                        + f"; accuracy {100 * accuracy[mc, 'KernelSVC second_order']:.2f} % vs "
                          f"{100 * accuracy[mc, 'sklearn SVC']:.2f} % ({gaps[mc]:+.2f} points)" for mc in workloads),
         measured=[
-            (f"`KernelSVC` train time / `SVC`'s, full `{s['dataset']}` ({X_train.shape[0]} rows), C = {C:g}, "
+            (f"`KernelSVC` train time / `SVC`'s, full `{s['dataset']}` ({n_train} rows), C = {s['C']:g}, "
              f"γ = 1/d, one-vs-one (median of {s['repeats']} interleaved): second order with shrinking; "
              "without; greedy",
              "; ".join(f"{ratios['ovo', label]:.2f}×" for label in ("KernelSVC second_order",

@@ -4,6 +4,9 @@ from benchmarks.experiments._framework import experiment, figure
 from benchmarks.experiments._sizes import Size
 
 _LANDMARKS = ("uniform", "kmeans", "leverage")
+#: The (part, implementation) pairs timed by nystroem-speed, in the order of its figure.
+_TIMED = [("fit + transform", "kernelmaps"), ("fit + transform", "sklearn"), ("fit", "kernelmaps"),
+          ("fit", "sklearn"), ("transform", "kernelmaps"), ("transform", "two GEMMs"), ("transform", "sklearn")]
 
 
 @experiment(
@@ -34,7 +37,8 @@ def nystroem_landmarks(run):
     prepared = {}
     for name in s["datasets"]:
         X = StandardScaler().fit_transform(datasets.load(name).X_train)
-        # the evaluation rows of the earlier script: 2000 of a seed-1 permutation
+        # the evaluation rows: the first eval_rows of a permutation with its own seed, so that
+        # they do not depend on the draw of the fitting rows (seed 0)
         ev = X[np.random.RandomState(1).permutation(len(X))[:s["eval_rows"]]]
         if s["fit_rows"] is not None and X.shape[0] > s["fit_rows"]:
             X = X[np.sort(np.random.RandomState(0).choice(X.shape[0], s["fit_rows"], replace=False))]
@@ -115,75 +119,106 @@ def nystroem_landmarks(run):
     size=Size("N", "{} rows"),
 )
 def nystroem_speed(run):
+    import numpy as np
+
+    from benchmarks.machine import machine_info
+
+    s = run.settings
+    target = machine_info()["numba_target"]
+    X64 = np.random.default_rng(0).standard_normal((s["N"], s["d"]))
+    gamma = 1.0 / (s["d"] * X64.var())
+    rows, t, speedup, gemm_ratio, same_landmarks = [], {}, {}, {}, {}
+    for dtype in s["dtypes"]:
+        X = X64.astype(dtype)
+        same_landmarks[dtype], agreement = _time_nystroem(run, X, gamma, target, rows)
+        if agreement is not None:
+            gap = agreement
+        medians, speedup[dtype], gemm_ratio[dtype] = _medians_and_ratios(rows, dtype)
+        t.update({(dtype, part, implementation): v for (part, implementation), v in medians.items()})
+        del X
+    run.write_csv(rows)
+    _draw_nystroem_speed(run, t, speedup, gap, target)
+    _judge_nystroem_speed(run, t, speedup, gemm_ratio, all(same_landmarks.values()), gap, target)
+
+
+def _clock(func):
+    """Seconds ``func()`` takes; its result is dropped before the next measurement."""
     import time
 
+    start = time.perf_counter()
+    result = func()
+    seconds = time.perf_counter() - start
+    del result
+    return seconds
+
+
+def _time_nystroem(run, X, gamma, target, rows):
+    """Time both Nyström implementations and the two GEMMs on ``X``, appending the CSV rows.
+
+    Returns whether both drew the same landmarks, and in float64 the largest
+    |ZZᵀ − Z_sk Z_skᵀ| on the first ``agreement_rows`` rows (else None).
+    """
     import numpy as np
     from sklearn.kernel_approximation import Nystroem as SkNystroem
 
-    from benchmarks.machine import machine_info
     from kernelmaps import Nystroem
 
     s = run.settings
     N, d, m = s["N"], s["d"], s["m"]
-    target = machine_info()["numba_target"]
-    X64 = np.random.default_rng(0).standard_normal((N, d))
-    gamma = 1.0 / (d * X64.var())
+    dtype = X.dtype.name
 
-    def clock(func):
-        start = time.perf_counter()
-        result = func()
-        seconds = time.perf_counter() - start
-        del result
-        return seconds
-
-    rows, t, speedup, gemm_ratio = [], {}, {}, {}
-
-    def record(dtype, part, implementation, repeat, seconds):
+    def record(part, implementation, repeat, seconds):
         rows.append({"dtype": dtype, "part": part, "implementation": implementation, "N": N, "d": d, "m": m,
                      "repeat": repeat, "seconds": seconds, "numba_target": target})
 
-    for dtype in s["dtypes"]:
-        X = X64.astype(dtype)
-        Nystroem(64, gamma=gamma, random_state=0).fit(X[:500]).transform(X[:500])  # Numba compilation
-        ours = Nystroem(m, gamma=gamma, random_state=0).fit(X)
-        sk = SkNystroem(gamma=gamma, n_components=m, random_state=0).fit(X)
-        same_landmarks = bool(np.array_equal(ours.components_, np.asarray(sk.components_, dtype=np.float64)))
-        V, W = ours.components_.astype(dtype), ours.normalization_.astype(dtype)
-        Kb = X @ V.T
-        # interleaved pairs, so that a load on the shared machine hits both sides alike
-        for repeat in run.progress(range(s["repeats"]), desc=f"{dtype} fit + transform"):
-            record(dtype, "fit + transform", "kernelmaps", repeat,
-                   clock(lambda: Nystroem(m, gamma=gamma, random_state=0).fit(X).transform(X)))
-            record(dtype, "fit + transform", "sklearn", repeat,
-                   clock(lambda: SkNystroem(gamma=gamma, n_components=m, random_state=0).fit(X).transform(X)))
-            record(dtype, "fit", "kernelmaps", repeat, clock(lambda: Nystroem(m, gamma=gamma, random_state=0).fit(X)))
-            record(dtype, "fit", "sklearn", repeat,
-                   clock(lambda: SkNystroem(gamma=gamma, n_components=m, random_state=0).fit(X)))
-        for repeat in run.progress(range(s["repeats"]), desc=f"{dtype} transform"):
-            record(dtype, "transform", "kernelmaps", repeat, clock(lambda: ours.transform(X)))
-            record(dtype, "transform", "two GEMMs", repeat, clock(lambda: (X @ V.T, Kb @ W)))
-            record(dtype, "transform", "sklearn", repeat, clock(lambda: sk.transform(X)))
-        if dtype == "float64":
-            A = X[:s["agreement_rows"]]
-            Za, Zb = ours.transform(A), sk.transform(A)
-            gap = float(np.abs(Za @ Za.T - Zb @ Zb.T).max())
-            rows.append({"dtype": dtype, "part": "agreement", "implementation": "max |ZZᵀ − Z_sk Z_skᵀ|",
-                         "N": A.shape[0], "d": d, "m": m, "value": gap, "same_landmarks": same_landmarks})
+    Nystroem(64, gamma=gamma, random_state=0).fit(X[:500]).transform(X[:500])  # Numba compilation
+    ours = Nystroem(m, gamma=gamma, random_state=0).fit(X)
+    sk = SkNystroem(gamma=gamma, n_components=m, random_state=0).fit(X)
+    same_landmarks = bool(np.array_equal(ours.components_, np.asarray(sk.components_, dtype=np.float64)))
+    V, W = ours.components_.astype(dtype), ours.normalization_.astype(dtype)
+    Kb = X @ V.T
+    # interleaved pairs, so that a load on the shared machine hits both sides alike
+    for repeat in run.progress(range(s["repeats"]), desc=f"{dtype} fit + transform"):
+        record("fit + transform", "kernelmaps", repeat,
+               _clock(lambda: Nystroem(m, gamma=gamma, random_state=0).fit(X).transform(X)))
+        record("fit + transform", "sklearn", repeat,
+               _clock(lambda: SkNystroem(gamma=gamma, n_components=m, random_state=0).fit(X).transform(X)))
+        record("fit", "kernelmaps", repeat, _clock(lambda: Nystroem(m, gamma=gamma, random_state=0).fit(X)))
+        record("fit", "sklearn", repeat, _clock(lambda: SkNystroem(gamma=gamma, n_components=m, random_state=0).fit(X)))
+    for repeat in run.progress(range(s["repeats"]), desc=f"{dtype} transform"):
+        record("transform", "kernelmaps", repeat, _clock(lambda: ours.transform(X)))
+        record("transform", "two GEMMs", repeat, _clock(lambda: (X @ V.T, Kb @ W)))
+        record("transform", "sklearn", repeat, _clock(lambda: sk.transform(X)))
+    if dtype != "float64":
+        return same_landmarks, None
+    A = X[:s["agreement_rows"]]
+    Za, Zb = ours.transform(A), sk.transform(A)
+    gap = float(np.abs(Za @ Za.T - Zb @ Zb.T).max())
+    rows.append({"dtype": dtype, "part": "agreement", "implementation": "max |ZZᵀ − Z_sk Z_skᵀ|",
+                 "N": A.shape[0], "d": d, "m": m, "value": gap, "same_landmarks": same_landmarks})
+    return same_landmarks, gap
 
-        def samples(part, implementation):
-            return np.array([r["seconds"] for r in rows if r["dtype"] == dtype and r["part"] == part
-                             and r["implementation"] == implementation])
 
-        for part, implementation in [("fit + transform", "kernelmaps"), ("fit + transform", "sklearn"),
-                                     ("fit", "kernelmaps"), ("fit", "sklearn"), ("transform", "kernelmaps"),
-                                     ("transform", "two GEMMs"), ("transform", "sklearn")]:
-            t[dtype, part, implementation] = float(np.median(samples(part, implementation)))
-        speedup[dtype] = float(np.median(samples("fit + transform", "sklearn")
-                                         / samples("fit + transform", "kernelmaps")))
-        gemm_ratio[dtype] = float(np.median(samples("transform", "kernelmaps") / samples("transform", "two GEMMs")))
-        del X, Kb
-    run.write_csv(rows)
+def _medians_and_ratios(rows, dtype):
+    """At ``dtype``: the median seconds of each timed pair, the median speed-up over scikit-learn
+    (fit + transform) and the median ratio of our transform to its two GEMMs."""
+    import numpy as np
 
+    def samples(part, implementation):
+        return np.array([r["seconds"] for r in rows if r["dtype"] == dtype and r["part"] == part
+                         and r["implementation"] == implementation])
+
+    medians = {pair: float(np.median(samples(*pair))) for pair in _TIMED}
+    speedup = float(np.median(samples("fit + transform", "sklearn") / samples("fit + transform", "kernelmaps")))
+    gemm_ratio = float(np.median(samples("transform", "kernelmaps") / samples("transform", "two GEMMs")))
+    return medians, speedup, gemm_ratio
+
+
+def _draw_nystroem_speed(run, t, speedup, gap, target):
+    """Every median time, and the speed-up over scikit-learn per dtype against the 1.5× bar."""
+    import numpy as np
+
+    s = run.settings
     fig, ax = figure(2, 1, width=5.5)
     labels = list(t)
     ax[0, 0].barh(range(len(labels)), [t[k] for k in labels],
@@ -192,7 +227,7 @@ def nystroem_speed(run):
     ax[0, 0].set_yticks(range(len(labels)))
     ax[0, 0].set_yticklabels([f"{dt} {p}: {i}" for dt, p, i in labels], fontsize=7)
     ax[0, 0].invert_yaxis()
-    ax[0, 0].set(xlabel="seconds (median)", title=f"N = {N}, d = {d}, m = {m}, target {target}")
+    ax[0, 0].set(xlabel="seconds (median)", title=f"N = {s['N']}, d = {s['d']}, m = {s['m']}, target {target}")
     x = np.arange(len(s["dtypes"]))
     ax[0, 1].bar(x, [speedup[dt] for dt in s["dtypes"]], color="tab:green")
     for xi, dt in zip(x, s["dtypes"]):
@@ -203,6 +238,11 @@ def nystroem_speed(run):
     fig.tight_layout()
     run.save_figure(fig)
 
+
+def _judge_nystroem_speed(run, t, speedup, gemm_ratio, same_landmarks, gap, target):
+    """The verdict: at least 1.5× scikit-learn, the same ZZᵀ, and a transform within 1.5× its two GEMMs."""
+    s = run.settings
+    N, d, m = s["N"], s["d"], s["m"]
     fast = all(speedup[dt] >= 1.5 for dt in s["dtypes"])
     agrees = same_landmarks and gap < 1e-10
     lean = all(gemm_ratio[dt] <= 1.5 for dt in s["dtypes"])

@@ -121,19 +121,22 @@ def falkon_convergence(run):
                          "seconds_with_tracking": seconds if it == 0 else ""})
     run.write_csv(rows)
 
-    pre, plain = solves["Falkon-preconditioned CG"], solves["plain CG"]
-    bar, limit = s["residual_bar"], s["iteration_bar"]
-    reached = first_at_or_below(pre[0], bar)
-    at = reached if reached is not None else min(limit, len(pre[0]) - 1)
-    plain_at = plain[0][min(at, len(plain[0]) - 1)]
-    plain_reached = first_at_or_below(plain[0], bar)
+    _draw_residuals(run, solves, (n, m, lam, n_classes))
+    _judge_convergence(run, solves, stops, (n, m, lam, n_classes))
 
+
+def _draw_residuals(run, solves, problem):
+    """Each solver's residual against the iteration: in its own system, and on the normal equations."""
+    import numpy as np
+
+    s = run.settings
+    n, m, lam, n_classes = problem
     fig, ax = figure(2, 1, width=5.0)
     for label, (own, normal, _) in solves.items():
         ax[0, 0].semilogy(np.arange(len(own)), own, label=label)
         ax[0, 1].semilogy(np.arange(len(normal)), normal, label=label)
-    ax[0, 0].axhline(bar, color="k", ls=":", lw=0.8)
-    ax[0, 0].axvline(limit, color="k", ls=":", lw=0.8)
+    ax[0, 0].axhline(s["residual_bar"], color="k", ls=":", lw=0.8)
+    ax[0, 0].axvline(s["iteration_bar"], color="k", ls=":", lw=0.8)
     ax[0, 0].set(xlabel="iteration", ylabel="relative residual (the solver's own system)",
                  title=f"{s['dataset']}: n = {n}, m = {m}, λ = {lam:g}, {n_classes} targets")
     ax[0, 1].set(xlabel="iteration", ylabel="‖b − H a‖ / ‖b‖ (normal equations)",
@@ -144,6 +147,18 @@ def falkon_convergence(run):
     fig.tight_layout()
     run.save_figure(fig)
 
+
+def _judge_convergence(run, solves, stops, problem):
+    """The verdict: the preconditioned residual at the bar within the iteration limit; partly if it
+    gets there later while plain CG is still 100 times above it."""
+    s = run.settings
+    n, m, lam, n_classes = problem
+    pre, plain = solves["Falkon-preconditioned CG"], solves["plain CG"]
+    bar, limit = s["residual_bar"], s["iteration_bar"]
+    reached = first_at_or_below(pre[0], bar)
+    at = reached if reached is not None else min(limit, len(pre[0]) - 1)
+    plain_at = plain[0][min(at, len(plain[0]) - 1)]
+    plain_reached = first_at_or_below(plain[0], bar)
     if reached is not None and reached <= limit:
         status = "holds"
     elif reached is not None and plain_at >= 100 * pre[0][reached]:
@@ -288,61 +303,84 @@ def falkon_accuracy(run):
     size=(Size("sizes", "{} rows", claim=[10**5, 2 * 10**5]), Size("m", "m = {}", claim=8192)),
 )
 def falkon_speed(run):
-    import time
-
     import numpy as np
 
     from benchmarks.common import smooth_regression
     from benchmarks.machine import machine_info
-    from kernelmaps import LeastSquaresRegressor, Nystroem, NystroemKernelRidge, resolve_gamma
+    from kernelmaps import resolve_gamma
 
     s = run.settings
     target = machine_info()["numba_target"]
     X_all, y_all = smooth_regression(max(s["sizes"]), s["d"], noise=s["noise"], seed=s["seed"])
-    X_test, y_test = smooth_regression(s["test_rows"], s["d"], noise=s["noise"], seed=s["seed"] + 1)
+    test = smooth_regression(s["test_rows"], s["d"], noise=s["noise"], seed=s["seed"] + 1)
     gamma = resolve_gamma("scale", X_all, "gaussian", np.random.RandomState(s["seed"]))
-    m = s["m"]
-
-    def ours(X, y, alpha, m=m):
-        return NystroemKernelRidge(m, alpha=alpha, gamma=gamma, random_state=s["seed"]).fit(X, y)
-
-    def peer(X, y, alpha, m=m):
-        features = Nystroem(m, gamma=gamma, random_state=s["seed"]).fit(X)
-        return features, LeastSquaresRegressor(alpha=alpha, fit_intercept=False).fit(X, y, feature_map=features)
-
-    ours(X_all[:2000], y_all[:2000], 1.0, 64)  # Numba compilation and the thread pool, outside the clock
-    peer(X_all[:2000], y_all[:2000], 1.0, 64)
+    # Numba compilation and the thread pool, outside the clock
+    _falkon_fit(X_all[:2000], y_all[:2000], 1.0, 64, gamma, s["seed"])
+    _features_fit(X_all[:2000], y_all[:2000], 1.0, 64, gamma, s["seed"])
     rows, summary = [], {}
     for n in s["sizes"]:
-        X, y = X_all[:n], y_all[:n]
-        alpha = s["lam"] * n  # both minimize ||K_nm a - y||^2 + alpha a^T K_mm a
-        times = {"ours": [], "peer": []}
-        for repeat in run.progress(range(s["repeats"]), desc=f"n = {n}"):
-            start = time.perf_counter()
-            model = ours(X, y, alpha)
-            times["ours"].append(time.perf_counter() - start)
-            start = time.perf_counter()
-            features, reference = peer(X, y, alpha)
-            times["peer"].append(time.perf_counter() - start)
-        predicted, predicted_peer = model.predict(X_test), reference.predict(features.transform(X_test))
-        rmse = float(np.sqrt(np.mean((predicted - y_test) ** 2)))
-        rmse_peer = float(np.sqrt(np.mean((predicted_peer - y_test) ** 2)))
-        same_centres = bool(np.array_equal(model.components_, features.components_))
-        speedup = float(np.median(np.array(times["peer"]) / np.array(times["ours"])))
-        summary[n] = {"ours": float(np.median(times["ours"])), "peer": float(np.median(times["peer"])),
-                      "speedup": speedup, "rmse": rmse, "rmse_peer": rmse_peer, "iterations": model.n_iter_,
-                      "residual": float(model.residuals_[-1]), "tol": model.tol, "same_centres": same_centres,
-                      "prediction_gap": float(np.sqrt(np.mean((predicted - predicted_peer) ** 2)))}
-        for side, label in (("ours", "NystroemKernelRidge"), ("peer", "Nystroem + LeastSquaresRegressor")):
-            for repeat, seconds in enumerate(times[side]):
-                rows.append({"n_train": n, "d": s["d"], "m": m, "alpha": alpha, "lam": s["lam"], "gamma": gamma,
-                             "method": label, "repeat": repeat, "fit_seconds": seconds,
-                             "test_rmse": rmse if side == "ours" else rmse_peer,
-                             "cg_iterations": model.n_iter_ if side == "ours" else "",
-                             "same_centres": same_centres, "numba_target": target})
-        del model, features, reference
+        summary[n] = _time_falkon_and_features(run, X_all[:n], y_all[:n], test, gamma, target, rows)
     run.write_csv(rows)
+    _draw_falkon_speed(run, summary, target)
+    _judge_falkon_speed(run, summary, target)
 
+
+def _falkon_fit(X, y, alpha, m, gamma, seed):
+    """NystroemKernelRidge, solved by Falkon's preconditioned CG."""
+    from kernelmaps import NystroemKernelRidge
+
+    return NystroemKernelRidge(m, alpha=alpha, gamma=gamma, random_state=seed).fit(X, y)
+
+
+def _features_fit(X, y, alpha, m, gamma, seed):
+    """Nyström features and one-pass normal equations on them: the fitted map and the regressor."""
+    from kernelmaps import LeastSquaresRegressor, Nystroem
+
+    features = Nystroem(m, gamma=gamma, random_state=seed).fit(X)
+    return features, LeastSquaresRegressor(alpha=alpha, fit_intercept=False).fit(X, y, feature_map=features)
+
+
+def _time_falkon_and_features(run, X, y, test, gamma, target, rows):
+    """Both fits on ``X``, repeated in turn: appends their CSV rows, returns the summary at this size."""
+    import time
+
+    import numpy as np
+
+    s = run.settings
+    n, m = X.shape[0], s["m"]
+    X_test, y_test = test
+    alpha = s["lam"] * n  # both minimize ||K_nm a - y||^2 + alpha a^T K_mm a
+    times = {"ours": [], "peer": []}
+    for repeat in run.progress(range(s["repeats"]), desc=f"n = {n}"):
+        start = time.perf_counter()
+        model = _falkon_fit(X, y, alpha, m, gamma, s["seed"])
+        times["ours"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        features, reference = _features_fit(X, y, alpha, m, gamma, s["seed"])
+        times["peer"].append(time.perf_counter() - start)
+    predicted, predicted_peer = model.predict(X_test), reference.predict(features.transform(X_test))
+    rmse = float(np.sqrt(np.mean((predicted - y_test) ** 2)))
+    rmse_peer = float(np.sqrt(np.mean((predicted_peer - y_test) ** 2)))
+    same_centres = bool(np.array_equal(model.components_, features.components_))
+    speedup = float(np.median(np.array(times["peer"]) / np.array(times["ours"])))
+    for side, label in (("ours", "NystroemKernelRidge"), ("peer", "Nystroem + LeastSquaresRegressor")):
+        for repeat, seconds in enumerate(times[side]):
+            rows.append({"n_train": n, "d": s["d"], "m": m, "alpha": alpha, "lam": s["lam"], "gamma": gamma,
+                         "method": label, "repeat": repeat, "fit_seconds": seconds,
+                         "test_rmse": rmse if side == "ours" else rmse_peer,
+                         "cg_iterations": model.n_iter_ if side == "ours" else "",
+                         "same_centres": same_centres, "numba_target": target})
+    return {"ours": float(np.median(times["ours"])), "peer": float(np.median(times["peer"])),
+            "speedup": speedup, "rmse": rmse, "rmse_peer": rmse_peer, "iterations": model.n_iter_,
+            "residual": float(model.residuals_[-1]), "tol": model.tol, "same_centres": same_centres,
+            "prediction_gap": float(np.sqrt(np.mean((predicted - predicted_peer) ** 2)))}
+
+
+def _draw_falkon_speed(run, summary, target):
+    """Fit seconds and test RMSE of both sides at each size."""
+    import numpy as np
+
+    s = run.settings
     sizes = s["sizes"]
     fig, ax = figure(2, 1, width=5.0)
     x = np.arange(len(sizes))
@@ -354,7 +392,7 @@ def falkon_speed(run):
                       ha="center", va="bottom")
     ax[0, 0].set_ylim(0, 1.4 * max(max(summary[n]["peer"], summary[n]["ours"]) for n in sizes))
     ax[0, 0].set(xticks=x, ylabel="fit seconds" + (" (median)" if s["repeats"] > 1 else ""),
-                 title=f"d = {s['d']}, m = {m}, λ = {s['lam']:g}, target {target}")
+                 title=f"d = {s['d']}, m = {s['m']}, λ = {s['lam']:g}, target {target}")
     ax[0, 0].set_xticklabels([f"n = {n:,}" for n in sizes])
     ax[0, 0].legend(fontsize=8)
     ax[0, 1].bar(x - 0.2, [summary[n]["rmse_peer"] for n in sizes], 0.4, color="tab:orange")
@@ -366,6 +404,11 @@ def falkon_speed(run):
     fig.tight_layout()
     run.save_figure(fig)
 
+
+def _judge_falkon_speed(run, summary, target):
+    """The verdict: at least 4× faster, to a test RMSE within 1 %, at every size."""
+    s = run.settings
+    sizes, m = s["sizes"], s["m"]
     fast = all(summary[n]["speedup"] >= 4 for n in sizes)
     close = all(abs(summary[n]["rmse"] / summary[n]["rmse_peer"] - 1) <= 0.01 for n in sizes)
     status = "holds" if fast and close else ("partly holds" if fast or close else "does not hold")

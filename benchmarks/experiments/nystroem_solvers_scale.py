@@ -121,14 +121,12 @@ def _dask_fit(s, gamma, X_test, y_test):
 )
 def falkon_scale(run):
     import gc
-    import textwrap
-    import time
 
     import numpy as np
 
     from benchmarks.common import smooth_regression
     from benchmarks.machine import machine_info
-    from kernelmaps import NystroemKernelRidge, resolve_gamma
+    from kernelmaps import resolve_gamma
 
     s = run.settings
     info = machine_info()
@@ -139,41 +137,71 @@ def falkon_scale(run):
     gamma = resolve_gamma("scale", X, "gaussian", np.random.RandomState(s["seed"]))
     # float32 rows: float32 kernel blocks, summed in float64 (half the time and memory of float64)
     X, X_test = X.astype(s["dtype"]), X_test.astype(s["dtype"])
+    local = _in_memory_fit(s, X, y, X_test, y_test, gamma)
+    del X, y
+    gc.collect()
+    remote = _dask_fit(s, gamma, X_test, y_test)
+    run.write_csv(_scale_rows(s, local, remote, gamma, target, cores_here))
+    _draw_scale(run, local, remote, target)
+    _judge_scale(run, local, remote, target)
+
+
+def _in_memory_fit(s, X, y, X_test, y_test, gamma):
+    """The fit on the rows in memory: a dict of what was measured."""
+    import time
+
+    import numpy as np
+
+    from kernelmaps import NystroemKernelRidge
+
     NystroemKernelRidge(32, alpha=1.0, gamma=gamma, random_state=0).fit(X[:1000], y[:1000])  # compilation
     model = NystroemKernelRidge(s["m"], alpha=s["lam"] * s["rows"], gamma=gamma, random_state=s["seed"])
     start = time.perf_counter()
     model.fit(X, y)
     wall = time.perf_counter() - start
-    local = {"wall": wall, "iterations": model.n_iter_, "residuals": np.asarray(model.residuals_),
-             "converged": bool(model.residuals_[-1] <= model.tol),
-             "rmse": float(np.sqrt(np.mean((model.predict(X_test) - y_test) ** 2)))}
-    del model, X, y
-    gc.collect()
-    remote = _dask_fit(s, gamma, X_test, y_test)
+    return {"wall": wall, "iterations": model.n_iter_, "residuals": np.asarray(model.residuals_),
+            "converged": bool(model.residuals_[-1] <= model.tol),
+            "rmse": float(np.sqrt(np.mean((model.predict(X_test) - y_test) ** 2)))}
 
-    passes = {"in memory": local["iterations"] + 1}  # the right-hand side's pass, then one per iteration
+
+def _passes(fit):
+    """Passes of a fit over its rows: the right-hand side's, then one per CG iteration."""
+    return fit["iterations"] + 1
+
+
+def _core_seconds_per_row_pass(s, remote):
+    """The Dask fit's wall time × its workers / (rows × passes): what one row costs one core in one pass."""
+    return remote["wall"] * s["workers"] / (s["dask_rows"] * _passes(remote))
+
+
+def _scale_rows(s, local, remote, gamma, target, cores_here):
+    """The CSV rows: the in-memory fit, each Dask worker (or the Dask path's error), the memory trace."""
     rows = [{"path": "in memory", "rows": s["rows"], "m": s["m"], "fit_seconds": local["wall"],
              "cg_iterations": local["iterations"], "final_residual": local["residuals"][-1], "test_rmse": local["rmse"],
-             "core_us_per_row_pass": 1e6 * local["wall"] * cores_here / (s["rows"] * passes["in memory"]),
+             "core_us_per_row_pass": 1e6 * local["wall"] * cores_here / (s["rows"] * _passes(local)),
              "gamma": gamma, "lam": s["lam"], "numba_target": target}]
-    failed = "error" in remote
-    if failed:
+    if "error" in remote:
         rows.append({"path": "dask", "rows": s["dask_rows"], "m": s["dask_m"], "error": remote["error"]})
-    else:
-        passes["dask"] = remote["iterations"] + 1
-        per_row = remote["wall"] * s["workers"] / (s["dask_rows"] * passes["dask"])  # core-seconds a row a pass
-        rows += [{"path": "dask", "rows": s["dask_rows"], "m": s["dask_m"], "fit_seconds": remote["wall"],
-                  "cg_iterations": remote["iterations"], "final_residual": remote["residuals"][-1],
-                  "test_rmse": remote["rmse"], "core_us_per_row_pass": 1e6 * per_row, "worker": worker,
-                  "peak_resident_gib": gib, "gamma": gamma, "lam": s["lam"], "numba_target": target}
-                 for worker, gib in sorted(remote["peaks"].items())]
-        rows += [{"path": "dask memory trace", "seconds": t, "worker": worker, "resident_gib": gib}
-                 for t, worker, gib in remote["trace"]]
-    run.write_csv(rows)
+        return rows
+    per_row = _core_seconds_per_row_pass(s, remote)
+    rows += [{"path": "dask", "rows": s["dask_rows"], "m": s["dask_m"], "fit_seconds": remote["wall"],
+              "cg_iterations": remote["iterations"], "final_residual": remote["residuals"][-1],
+              "test_rmse": remote["rmse"], "core_us_per_row_pass": 1e6 * per_row, "worker": worker,
+              "peak_resident_gib": gib, "gamma": gamma, "lam": s["lam"], "numba_target": target}
+             for worker, gib in sorted(remote["peaks"].items())]
+    rows += [{"path": "dask memory trace", "seconds": t, "worker": worker, "resident_gib": gib}
+             for t, worker, gib in remote["trace"]]
+    return rows
 
+
+def _draw_scale(run, local, remote, target):
+    """CG residuals of both fits, and each Dask worker's resident set over the fit (or why it failed)."""
+    import textwrap
+
+    s = run.settings
     fig, ax = figure(2, 1, width=5.0)
     ax[0, 0].semilogy(local["residuals"], label=f"in memory, n = {s['rows']:.0e}, m = {s['m']}")
-    if not failed:
+    if "error" not in remote:
         ax[0, 0].semilogy(remote["residuals"], label=f"Dask, n = {s['dask_rows']:.0e}, m = {s['dask_m']}")
         for worker in sorted(remote["peaks"]):
             points = [(t, gib) for t, w, gib in remote["trace"] if w == worker]
@@ -193,6 +221,11 @@ def falkon_scale(run):
     fig.tight_layout()
     run.save_figure(fig)
 
+
+def _judge_scale(run, local, remote, target):
+    """The verdict: the in-memory fit converges and every Dask worker stays under the bar."""
+    s = run.settings
+    failed = "error" in remote
     local_text = (f"in memory: n = {s['rows']:,}, m = {s['m']}: {local['wall']:.0f} s, {local['iterations']} CG "
                   f"iterations (residual {local['residuals'][-1]:.1e}), test RMSE {local['rmse']:.4f}")
     measured = [(f"`NystroemKernelRidge` in memory, n = {s['rows']:.0e}, d = {s['d']}, m = {s['m']}, 2 cores: fit, "
@@ -206,24 +239,11 @@ def falkon_scale(run):
     else:
         worst = max(remote["peaks"].values())
         dask_ok = worst < _WORKER_BAR_GIB
-        nodes, cores, billion = 32, s["workers"], 10**9
-        projected = per_row * billion * passes["dask"] / (nodes * cores)
         remote_text = (f"Dask: n = {s['dask_rows']:,}, m = {s['dask_m']}: {remote['wall']:.0f} s, "
                        f"{remote['iterations']} CG iterations (residual {remote['residuals'][-1]:.1e}), test RMSE "
                        f"{remote['rmse']:.4f}, peak resident {worst:.2f} GiB per worker")
-        measured += [(f"same on Dask, n = {s['dask_rows']:.0e} generated lazily, m = {s['dask_m']}, {s['workers']} "
-                      "single-threaded workers: fit, CG iterations, test RMSE, largest worker peak",
-                      f"{remote['wall']:.0f} s, {remote['iterations']}, {remote['rmse']:.4f}, {worst:.2f} GiB"),
-                     (f"projection, n = 10^9 on {nodes} nodes of {cores} cores like this one (perfect map-reduce "
-                      f"scaling, the same {remote['iterations']} iterations, m = {s['dask_m']})",
-                      f"{projected / 3600:.1f} h ({1e6 * per_row:.2f} µs per row per pass per core, "
-                      f"{passes['dask']} passes)")]
-        note = [f"Projection: {1e6 * per_row:.2f} core-µs per row per pass (the Dask fit's wall time × "
-                f"{cores} workers / (rows × passes), passes = iterations + 1, so the client's m × m work and the "
-                f"scheduler are charged to the rows) × 10^9 rows × {passes['dask']} passes / {nodes * cores} cores. "
-                "It assumes nodes like this one, no straggler, and the same iteration count; a model for 10^9 rows "
-                "would want more centres (Falkon's √n is 31 623), whose O(m³) factorizations and O(m²) memory "
-                f"(4 m² float64: {32 * 31623**2 / 1e9:.0f} GB at that m) fall on the client"]
+        more_measured, note = _billion_row_projection(s, remote, worst)
+        measured += more_measured
         if not dask_ok:
             note.append(f"largest worker peak {worst:.2f} GiB, over the 4 GiB bar")
     if not local["converged"]:
@@ -240,3 +260,26 @@ def falkon_scale(run):
     status = "holds" if all(met) else ("partly holds" if any(met) and not failed else "does not hold")
     run.verdict(status,
                 ours=f"target {target}: {local_text}; {remote_text}", measured=measured, note="; ".join(note))
+
+
+def _billion_row_projection(s, remote, worst):
+    """The Dask fit's measured rows and the projection of its cost to 10^9 rows on 32 such nodes,
+    with the note that states the projection's assumptions."""
+    per_row = _core_seconds_per_row_pass(s, remote)
+    passes = _passes(remote)
+    nodes, cores, billion = 32, s["workers"], 10**9
+    projected = per_row * billion * passes / (nodes * cores)
+    measured = [(f"same on Dask, n = {s['dask_rows']:.0e} generated lazily, m = {s['dask_m']}, {s['workers']} "
+                 "single-threaded workers: fit, CG iterations, test RMSE, largest worker peak",
+                 f"{remote['wall']:.0f} s, {remote['iterations']}, {remote['rmse']:.4f}, {worst:.2f} GiB"),
+                (f"projection, n = 10^9 on {nodes} nodes of {cores} cores like this one (perfect map-reduce "
+                 f"scaling, the same {remote['iterations']} iterations, m = {s['dask_m']})",
+                 f"{projected / 3600:.1f} h ({1e6 * per_row:.2f} µs per row per pass per core, "
+                 f"{passes} passes)")]
+    note = [f"Projection: {1e6 * per_row:.2f} core-µs per row per pass (the Dask fit's wall time × "
+            f"{cores} workers / (rows × passes), passes = iterations + 1, so the client's m × m work and the "
+            f"scheduler are charged to the rows) × 10^9 rows × {passes} passes / {nodes * cores} cores. "
+            "It assumes nodes like this one, no straggler, and the same iteration count; a model for 10^9 rows "
+            "would want more centres (Falkon's √n is 31 623), whose O(m³) factorizations and O(m²) memory "
+            f"(4 m² float64: {32 * 31623**2 / 1e9:.0f} GB at that m) fall on the client"]
+    return measured, note

@@ -213,6 +213,25 @@ _TABLE1 = [("CPU", 3.6, "20 s", 11.0, "31 s"), ("Census", 5.0, "36 s", 9.0, "13 
     size=Size("max_train", "{} training rows", whole="the full training splits"),
 )
 def rff_vs_exact_svc(run):
+    s = run.settings
+    rows = []
+    for name in run.progress(s["datasets"], desc="datasets"):
+        rows += _rff_and_svc_rows(name, s["max_train"], s["D"])
+    run.write_csv(rows)
+
+    def value(name, method, key):
+        return next(r[key] for r in rows if r["dataset"] == name and r["method"] == method)
+
+    # per dataset: test error % of RFF + LS and of the SVC, then their fit seconds
+    ours = {n: (value(n, "RFF + least squares", "test_error_pct"), value(n, "exact SVC (rbf)", "test_error_pct"),
+                value(n, "RFF + least squares", "fit_seconds"), value(n, "exact SVC (rbf)", "fit_seconds"))
+            for n in s["datasets"]}
+    _draw_rff_vs_svc(run, ours)
+    _judge_rff_vs_svc(run, ours, {r["dataset"]: r["n_train"] for r in rows})
+
+
+def _rff_and_svc_rows(name, max_train, D):
+    """The CSV rows of RFF (``D``) + least squares and of the exact SVC on dataset ``name``, at one gamma."""
     import time
 
     import numpy as np
@@ -222,52 +241,48 @@ def rff_vs_exact_svc(run):
     import kernelmaps.datasets as kd
     from kernelmaps import LeastSquaresClassifier, RandomFourierFeatures, resolve_gamma
 
+    data = kd.load(name)
+    X_train, y_train = data.X_train, data.y_train
+    if max_train is not None and X_train.shape[0] > max_train:
+        keep = np.sort(np.random.RandomState(0).choice(X_train.shape[0], max_train, replace=False))
+        X_train, y_train = X_train[keep], y_train[keep]
+    scaler = StandardScaler().fit(X_train)
+    X_train, X_test = scaler.transform(X_train), scaler.transform(data.X_test)
+    # one gamma for both sides: the CNM paper's knn50 rule
+    gamma = resolve_gamma("knn50", X_train, "gaussian", np.random.RandomState(0))
+    # Numba compilation stays out of the fit times
+    pick = np.random.RandomState(0).permutation(len(y_train))[:200]
+    warm = RandomFourierFeatures(8, gamma=gamma, random_state=0).fit(X_train[pick]).transform(X_train[pick])
+    LeastSquaresClassifier(alpha=1.0).fit(warm, y_train[pick])
+
+    start = time.perf_counter()
+    rff = RandomFourierFeatures(D, gamma=gamma, random_state=0).fit(X_train)
+    clf = LeastSquaresClassifier(alpha=1.0).fit(rff.transform(X_train), y_train)
+    fit_rff = time.perf_counter() - start
+    start = time.perf_counter()
+    err_rff = 1 - clf.score(rff.transform(X_test), data.y_test)
+    predict_rff = time.perf_counter() - start
+
+    start = time.perf_counter()
+    svc = SVC(kernel="rbf", gamma=gamma, C=1.0).fit(X_train, y_train)
+    fit_svc = time.perf_counter() - start
+    start = time.perf_counter()
+    err_svc = 1 - svc.score(X_test, data.y_test)
+    predict_svc = time.perf_counter() - start
+    return [{"dataset": name, "n_train": X_train.shape[0], "n_test": X_test.shape[0],
+             "gamma": gamma, "D": D if method.startswith("RFF") else "",
+             "method": method, "test_error_pct": 100 * err,
+             "fit_seconds": fit, "predict_seconds": predict}
+            for method, err, fit, predict in (("RFF + least squares", err_rff, fit_rff, predict_rff),
+                                              ("exact SVC (rbf)", err_svc, fit_svc, predict_svc))]
+
+
+def _draw_rff_vs_svc(run, ours):
+    """The paper's Table 1 beside our test errors and fit times."""
+    import numpy as np
+
     s = run.settings
-    rows = []
-    for name in run.progress(s["datasets"], desc="datasets"):
-        data = kd.load(name)
-        X_train, y_train = data.X_train, data.y_train
-        if s["max_train"] is not None and X_train.shape[0] > s["max_train"]:
-            keep = np.sort(np.random.RandomState(0).choice(X_train.shape[0], s["max_train"], replace=False))
-            X_train, y_train = X_train[keep], y_train[keep]
-        scaler = StandardScaler().fit(X_train)
-        X_train, X_test = scaler.transform(X_train), scaler.transform(data.X_test)
-        # one gamma for both sides: the CNM paper's knn50 rule
-        gamma = resolve_gamma("knn50", X_train, "gaussian", np.random.RandomState(0))
-        # Numba compilation stays out of the fit times
-        pick = np.random.RandomState(0).permutation(len(y_train))[:200]
-        warm = RandomFourierFeatures(8, gamma=gamma, random_state=0).fit(X_train[pick]).transform(X_train[pick])
-        LeastSquaresClassifier(alpha=1.0).fit(warm, y_train[pick])
-
-        start = time.perf_counter()
-        rff = RandomFourierFeatures(s["D"], gamma=gamma, random_state=0).fit(X_train)
-        clf = LeastSquaresClassifier(alpha=1.0).fit(rff.transform(X_train), y_train)
-        fit_rff = time.perf_counter() - start
-        start = time.perf_counter()
-        err_rff = 1 - clf.score(rff.transform(X_test), data.y_test)
-        predict_rff = time.perf_counter() - start
-
-        start = time.perf_counter()
-        svc = SVC(kernel="rbf", gamma=gamma, C=1.0).fit(X_train, y_train)
-        fit_svc = time.perf_counter() - start
-        start = time.perf_counter()
-        err_svc = 1 - svc.score(X_test, data.y_test)
-        predict_svc = time.perf_counter() - start
-        for method, err, fit, predict in (("RFF + least squares", err_rff, fit_rff, predict_rff),
-                                          ("exact SVC (rbf)", err_svc, fit_svc, predict_svc)):
-            rows.append({"dataset": name, "n_train": X_train.shape[0], "n_test": X_test.shape[0],
-                         "gamma": gamma, "D": s["D"] if method.startswith("RFF") else "",
-                         "method": method, "test_error_pct": 100 * err,
-                         "fit_seconds": fit, "predict_seconds": predict})
-    run.write_csv(rows)
-
-    def value(name, method, key):
-        return next(r[key] for r in rows if r["dataset"] == name and r["method"] == method)
-
     names = s["datasets"]
-    ours = {n: (value(n, "RFF + least squares", "test_error_pct"), value(n, "exact SVC (rbf)", "test_error_pct"),
-                value(n, "RFF + least squares", "fit_seconds"), value(n, "exact SVC (rbf)", "fit_seconds"))
-            for n in names}
     fig, ax = figure(3, 1, width=4.6)
     x = np.arange(len(_TABLE1))
     ax[0, 0].bar(x - 0.2, [t[1] for t in _TABLE1], 0.4, label="Fourier + LS")
@@ -291,7 +306,11 @@ def rff_vs_exact_svc(run):
     fig.tight_layout()
     run.save_figure(fig)
 
-    # "close": within 1 percentage point of the exact SVM; "a fraction of the cost": a faster fit
+
+def _judge_rff_vs_svc(run, ours, n_train):
+    """The verdict: "close" is within 1 percentage point of the exact SVM, "a fraction of the cost" a faster fit."""
+    s = run.settings
+    names = s["datasets"]
     close = {n: ours[n][0] <= ours[n][1] + 1.0 for n in names}
     cheaper = {n: ours[n][2] < ours[n][3] for n in names}
     if all(close.values()) and all(cheaper.values()):
@@ -303,7 +322,6 @@ def rff_vs_exact_svc(run):
     errors = ", ".join(f"{ours[n][0]:.2f} / {ours[n][1]:.2f} %" for n in names)
     times = ", ".join(f"{ours[n][2]:.2f} / {ours[n][3]:.2f} s" for n in names)
     rows_note = "full training splits" if s["max_train"] is None else f"at most {s['max_train']} training rows"
-    n_train = {r["dataset"]: r["n_train"] for r in rows}
     note = []
     far = [f"{n} (+{ours[n][0] - ours[n][1]:.2f} pp)" for n in names if not close[n]]
     if far:

@@ -42,54 +42,89 @@ def _interpolated_envelope(points, seconds):
     size=Size("forest.n_train", "{} Forest stand-in training rows", claim=500_000),
 )
 def rff_table1(run):
-    import numpy as np
-
     import kernelmaps.datasets as kd
     from benchmarks.experiments import _binning as parts
-    from benchmarks.experiments._data import standardized_split
 
     s = run.settings
     rows, table, skipped = [], [], []
-
-    def table_rows(name, X, y, Xt, yt, task, widths):
-        makers = parts.methods(task)
-        result = {"dataset": name, "paper row": PAPER_ROWS.get(name, "none (not in the paper)"),
-                  "n_train": len(X), "d": X.shape[1]}
-        chosen = {}
-        for method, make in makers.items():
-            gamma0 = parts.base_gamma(method, X)
-            gamma, alpha = parts.select(make, widths[method], gamma0, X, y, task, s["multipliers"], s["alphas"])
-            error, seconds, feature_map = parts.timed_fit(make, widths[method], gamma, alpha, X, y, Xt, yt, task)
-            chosen[method] = gamma
-            result[method] = (error, seconds)
-            rows.append({"part": "table", "dataset": name, "method": method, "width": widths[method],
-                         "gamma": gamma, "alpha": alpha, "test_error_percent": error, "train_seconds": seconds,
-                         "n_components": feature_map.n_components_})
-        if len(X) <= s["exact_max_rows"]:
-            error, seconds = parts.exact_svm(X, y, Xt, yt, chosen["Fourier+LS"], s["C"], task)
-            result["exact"] = (error, seconds, len(X))
-            rows.append({"part": "table", "dataset": name, "method": "exact", "gamma": chosen["Fourier+LS"],
-                         "test_error_percent": error, "train_seconds": seconds})
-        return result
-
     widths = {"Fourier+LS": s["D"], "Binning+LS": s["P"]}
     for name in run.progress(s["datasets"], desc="datasets"):
         try:
-            if kd.info(name).task == "regression":
-                data = kd.load(name)
-                mean, std = data.X_train.mean(axis=0), data.X_train.std(axis=0) + 1e-12
-                X, Xt = (data.X_train - mean) / std, (data.X_test - mean) / std
-                y, yt = data.y_train, data.y_test
-                task = "regression"
-            else:
-                X, y, Xt, yt, _ = standardized_split(name)
-                task = "classification"
+            split = _table_split(name)
         except kd.DatasetNotAvailableError as error:
             skipped.append(f"{name} (not cached here: {str(error)[:80]})")
             continue
-        table.append(table_rows(name, X, y, Xt, yt, task, widths))
+        table.append(_table_entry(s, name, split, widths, rows))
 
-    # the Forest claim: error against training time on the stand-in, over widths
+    forest = _forest_claim(run, rows)
+    table.append(forest["entry"])
+
+    # kernel error at equal memory and equal transform time, on the stand-in's rows
+    X_timing = forest["X"][:s["kernel_timing_rows"]]
+    kernel_rows = parts.kernel_error_rows(X_timing[:s["kernel_rows"]], forest["gammas"]["Binning+LS"], s["kernel_P"],
+                                          s["kernel_D"], X_timing, repeats=3, seeds=s["kernel_seeds"])
+    rows += kernel_rows
+    sp_ = s["speed"]
+    speed_rows = parts.transform_speed(sp_["n_rows"], sp_["n_features"], sp_["P"], sp_["D"],
+                                       ["float64", "float32"], sp_["repeats"])
+    rows += speed_rows
+    run.write_csv(rows)
+    _draw_table1(run, forest, kernel_rows, len(X_timing))
+    _judge_table1(run, table, forest, speed_rows, skipped)
+
+
+def _table_split(name):
+    """``(X, y, Xt, yt, task)`` of a dataset, its features standardized on the training split."""
+    import kernelmaps.datasets as kd
+    from benchmarks.experiments._data import standardized_split
+
+    if kd.info(name).task == "regression":
+        data = kd.load(name)
+        mean, std = data.X_train.mean(axis=0), data.X_train.std(axis=0) + 1e-12
+        X, Xt = (data.X_train - mean) / std, (data.X_test - mean) / std
+        return X, data.y_train, Xt, data.y_test, "regression"
+    X, y, Xt, yt, _ = standardized_split(name)
+    return X, y, Xt, yt, "classification"
+
+
+def _table_entry(s, name, split, widths, rows):
+    """One dataset's line of the table: each method's (test error, train seconds) at its chosen
+    bandwidth and ridge, and the exact SVM's where the split is small enough; appends the CSV rows."""
+    from benchmarks.experiments import _binning as parts
+
+    X, y, Xt, yt, task = split
+    makers = parts.methods(task)
+    result = {"dataset": name, "paper row": PAPER_ROWS.get(name, "none (not in the paper)"),
+              "n_train": len(X), "d": X.shape[1]}
+    chosen = {}
+    for method, make in makers.items():
+        gamma0 = parts.base_gamma(method, X)
+        gamma, alpha = parts.select(make, widths[method], gamma0, X, y, task, s["multipliers"], s["alphas"])
+        error, seconds, feature_map = parts.timed_fit(make, widths[method], gamma, alpha, X, y, Xt, yt, task)
+        chosen[method] = gamma
+        result[method] = (error, seconds)
+        rows.append({"part": "table", "dataset": name, "method": method, "width": widths[method],
+                     "gamma": gamma, "alpha": alpha, "test_error_percent": error, "train_seconds": seconds,
+                     "n_components": feature_map.n_components_})
+    if len(X) <= s["exact_max_rows"]:
+        error, seconds = parts.exact_svm(X, y, Xt, yt, chosen["Fourier+LS"], s["C"], task)
+        result["exact"] = (error, seconds, len(X))
+        rows.append({"part": "table", "dataset": name, "method": "exact", "gamma": chosen["Fourier+LS"],
+                     "test_error_percent": error, "train_seconds": seconds})
+    return result
+
+
+def _forest_claim(run, rows):
+    """The Forest claim: error against training time on the stand-in, over widths; appends the CSV rows.
+
+    Returns a dict: the stand-in's training rows ``X``, each method's chosen ``gammas``,
+    its ``curves`` of (seconds, error), the ``exact`` SVM's (error, seconds, rows), the
+    table ``entry``, the ``comparable`` (seconds, binning error, best Fourier error within
+    that time) triples, and whether binning was below Fourier at each (``holds``).
+    """
+    from benchmarks.experiments import _binning as parts
+
+    s = run.settings
     f = s["forest"]
     X, y, Xt, yt = parts.forest_standin(f["n_train"], f["n_test"], f["n_features"], f["n_cells"],
                                         f["n_classes"], seed=0)
@@ -112,43 +147,46 @@ def rff_table1(run):
     exact_error, exact_seconds = parts.exact_svm(X[:m], y[:m], Xt, yt, chosen["Fourier+LS"], s["C"], "classification")
     rows.append({"part": "forest", "dataset": "forest", "method": f"exact on {m} rows",
                  "gamma": chosen["Fourier+LS"], "test_error_percent": exact_error, "train_seconds": exact_seconds})
-    forest = {"dataset": "forest", "paper row": PAPER_ROWS["forest"], "n_train": len(X), "d": X.shape[1],
-              "Fourier+LS": min(curves["Fourier+LS"], key=lambda p: p[1])[::-1],
-              "Binning+LS": min(curves["Binning+LS"], key=lambda p: p[1])[::-1],
-              "exact": (exact_error, exact_seconds, m)}
-    table.append(forest)
+    entry = {"dataset": "forest", "paper row": PAPER_ROWS["forest"], "n_train": len(X), "d": X.shape[1],
+             "Fourier+LS": min(curves["Fourier+LS"], key=lambda p: p[1])[::-1],
+             "Binning+LS": min(curves["Binning+LS"], key=lambda p: p[1])[::-1],
+             "exact": (exact_error, exact_seconds, m)}
     comparisons = [(seconds, error, _interpolated_envelope(curves["Fourier+LS"], seconds))
                    for seconds, error in curves["Binning+LS"]]
     comparable = [(t, b, r) for t, b, r in comparisons if r is not None]
-    forest_holds = bool(comparable) and all(b < r for _, b, r in comparable)
+    return {"X": X, "gammas": chosen, "curves": curves, "exact": entry["exact"], "entry": entry,
+            "comparable": comparable, "holds": bool(comparable) and all(b < r for _, b, r in comparable)}
 
-    # kernel error at equal memory and equal transform time, on the stand-in's rows
-    kernel_gamma = chosen["Binning+LS"]
-    X_timing = X[:s["kernel_timing_rows"]]
-    kernel_rows = parts.kernel_error_rows(X_timing[:s["kernel_rows"]], kernel_gamma, s["kernel_P"], s["kernel_D"],
-                                          X_timing, repeats=3, seeds=s["kernel_seeds"])
-    rows += kernel_rows
-    sp_ = s["speed"]
-    speed_rows = parts.transform_speed(sp_["n_rows"], sp_["n_features"], sp_["P"], sp_["D"],
-                                       ["float64", "float32"], sp_["repeats"])
-    rows += speed_rows
-    run.write_csv(rows)
 
+def _draw_table1(run, forest, kernel_rows, timing_rows):
+    """The Forest stand-in's error against training time, and the Laplacian kernel error against
+    memory and against transform time."""
     fig, axes = figure(ncols=3, width=4.6)
     ax = axes[0, 0]
     for method, marker in (("Fourier+LS", "o-"), ("Binning+LS", "s-")):
-        ax.semilogx(*zip(*curves[method]), marker, label=method)
+        ax.semilogx(*zip(*forest["curves"][method]), marker, label=method)
+    exact_error, _, m = forest["exact"]
     ax.axhline(exact_error, color="k", ls=":", label=f"exact SVM, {m} rows")
-    ax.set(xlabel="training seconds", ylabel="test error %", title=f"Forest stand-in, {len(X)} rows")
+    ax.set(xlabel="training seconds", ylabel="test error %", title=f"Forest stand-in, {len(forest['X'])} rows")
     ax.legend(fontsize=8)
     for ax, key, label in ((axes[0, 1], "bytes_per_row", "bytes per output row"),
-                           (axes[0, 2], "transform_seconds", f"transform seconds, {len(X_timing)} rows")):
+                           (axes[0, 2], "transform_seconds", f"transform seconds, {timing_rows} rows")):
         for name, marker in (("binning", "s-"), ("rff laplacian", "o-")):
             points = [(r[key], r["relative_error"]) for r in kernel_rows if r["map"] == name]
             ax.loglog(*zip(*points), marker, label=name)
         ax.set(xlabel=label, ylabel="relative Frobenius error", title="Laplacian kernel error")
         ax.legend(fontsize=8)
     run.save_figure(fig)
+
+
+def _judge_table1(run, table, forest, speed_rows, skipped):
+    """The verdict: binning below Fourier at equal training time on the Forest stand-in; partly if
+    only its best error is below Fourier's best."""
+    from benchmarks.experiments import _binning as parts
+
+    s = run.settings
+    sp_ = s["speed"]
+    X, m = forest["X"], forest["exact"][2]
 
     def cell(entry):
         return f"{entry[0]:.1f} % ({entry[1]:.1f} s)"
@@ -162,11 +200,11 @@ def rff_table1(run):
     speed_text = ", ".join(f"{dtype} {speed['binning', dtype] / 1e6:.2f} M rows/s "
                            f"({speed['binning', dtype] / speed['rff laplacian', dtype]:.2f}× RFF D = {sp_['D']})"
                            for dtype in ("float64", "float32"))
-    equal_time = "; ".join(f"{b:.2f} % vs {r:.2f} % at {t:.1f} s" for t, b, r in comparable) or "no binning fit " \
-        "was as slow as the fastest Fourier fit"
-    best_b, best_f = forest["Binning+LS"][0], forest["Fourier+LS"][0]
+    equal_time = "; ".join(f"{b:.2f} % vs {r:.2f} % at {t:.1f} s" for t, b, r in forest["comparable"]) or \
+        "no binning fit was as slow as the fastest Fourier fit"
+    best_b, best_f = forest["entry"]["Binning+LS"][0], forest["entry"]["Fourier+LS"][0]
     run.verdict(
-        "holds" if forest_holds else ("partly holds" if best_b < best_f else "does not hold"),
+        "holds" if forest["holds"] else ("partly holds" if best_b < best_f else "does not hold"),
         ours=f"{table_text}. Forest stand-in at equal training time (binning vs the best Fourier fit within "
              f"that time): {equal_time}. Transform of {sp_['n_rows']} × {sp_['n_features']} with P = {sp_['P']}: "
              f"{speed_text}." + (f" Skipped: {'; '.join(skipped)}." if skipped else ""),
@@ -174,7 +212,7 @@ def rff_table1(run):
             (f"Forest stand-in ({len(X)} rows, d = {X.shape[1]}): best test error, Binning+LS vs Fourier+LS",
              f"{best_b:.2f} % vs {best_f:.2f} %"),
             ("Binning+LS error below Fourier+LS's at equal training time (Forest stand-in)",
-             "yes" if forest_holds else "no"),
+             "yes" if forest["holds"] else "no"),
             (f"RandomBinning transform, {sp_['n_rows']} × {sp_['n_features']}, P = {sp_['P']}: rows/s "
              f"(ratio to RFF Laplacian D = {sp_['D']})", speed_text),
         ],
