@@ -10,7 +10,7 @@ them. Convention, the paper's eq. 12 and ``scipy.linalg.circulant``'s:
 import numpy as np
 import scipy.fft
 
-from ._cosine_map import CosineFeatureMap, DenseFormProjection
+from ._maps.cosine import CosineFeatureMap, DenseFormProjection
 
 __all__ = ["CirculantRandomFeatures"]
 
@@ -136,7 +136,7 @@ class _CirculantProjection(DenseFormProjection):
     ``circulant_vectors_`` (``r`` of each block). The host class provides
     ``_n_frequencies()``, the number of projected outputs. Inputs of at most
     :data:`DENSE_MAX_FEATURES` are projected by the equal dense matrix
-    (:class:`kernelmaps._cosine_map.DenseFormProjection`), wider ones by FFTs.
+    (:class:`kernelmaps._maps.cosine.DenseFormProjection`), wider ones by FFTs.
     """
 
     def _dense_is_cheaper(self):
@@ -184,7 +184,7 @@ class CirculantRandomFeatures(_CirculantProjection, CosineFeatureMap):
         Output width D. Must be even for ``output='cossin'``.
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
         Bandwidth of ``exp(-gamma ||x - y||^2)``, or a heuristic resolved at fit
-        time (see :func:`kernelmaps._kernels.resolve_gamma`); the semantics of
+        time (see :func:`kernelmaps._kernels.exact.resolve_gamma`); the semantics of
         :class:`kernelmaps.RandomFourierFeatures`.
     output : {'cos', 'cossin'}, default='cos'
         ``sqrt(2/D) cos(R D x + b)``, or ``[cos(R D x), sin(R D x)] / sqrt(D/2)``

@@ -4,7 +4,7 @@ A cosine map ``Z(x) = sqrt(2/k) cos(Θ^T [x; 1])`` whose dense projection ``Θ``
 learned, jointly with a linear SVM (eq. 5, Algorithm 3) or to approximate the
 Gaussian kernel (section 5, eq. 10). The alternating scheme, its gradients and
 its step rules are shared with the optimized circulant map and live in
-:mod:`kernelmaps._learned_map`; this module adds the dense projection,
+:mod:`kernelmaps._maps.learned`; this module adds the dense projection,
 ``dL/dΘ = [X_A, 1]^T dL/dP``, and a round of ``Θ`` steps fused into one Numba call.
 """
 
@@ -13,8 +13,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ._fastmath import FASTMATH
-from ._learned_map import LearnedCosineMap, _cos_sin_features, _hinge_rows_backward, _projection_step
+from ._maps.learned import LearnedCosineMap, _cos_sin_features, _hinge_rows_backward, _projection_step
+from ._numba.fastmath import FASTMATH
 from .pegasos import _draw_minibatches, _hinge_margins
 from .rff import _draw_spectral
 
@@ -48,7 +48,7 @@ def _dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, lam, paper_st
         ∇Θ = X_A^T dP,   ∇offset = sum_r dP_r
 
     (eq. 9 summed over the classes), then one
-    :func:`kernelmaps._learned_map._projection_step` on each of ``Θ`` and
+    :func:`kernelmaps._maps.learned._projection_step` on each of ``Θ`` and
     ``offset``, ``t`` counting from ``t0 + 1``. It is the computation of
     ``LearnedCosineMap._sgd_projection`` with ``CompactNonlinearMap``'s hooks,
     in one call, because Python's per-step overhead was a third of the step. The

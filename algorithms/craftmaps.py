@@ -4,9 +4,9 @@ import math
 
 import numpy as np
 
-from ._base import FeatureMap
-from ._parallel import ThreadScratch
-from ._validation import check_choice, check_n_components
+from ._core.base import FeatureMap
+from ._core.parallel import ThreadScratch
+from ._core.validation import check_choice, check_n_components
 from .random_maclaurin import RandomMaclaurin
 from .srht import _srht_apply, _srht_draw
 from .tensor_sketch import TensorSketch, polynomial_count_sketch_peer

@@ -70,9 +70,9 @@ from sklearn.base import is_classifier
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._parallel import blas_single_thread
-from ._validation import (NON_NUMERIC_KINDS, check_fits_in_memory, check_integer, clear_fitted_state,
-                          is_dask_array)
+from ._core.parallel import blas_single_thread
+from ._core.validation import (NON_NUMERIC_KINDS, check_fits_in_memory, check_integer, clear_fitted_state,
+                               is_dask_array)
 
 __all__ = ["FIT_SAMPLE_ROWS", "TREE_FAN_IN", "FeatureChunksWarning", "fit", "fit_learner", "predict_lazily",
            "sample_rows", "transform"]

@@ -17,11 +17,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import RegisteredEstimator, classes_from_scores
-from ._group_lasso_fit import GroupLassoFitMixin
+from ._core.base import RegisteredEstimator, classes_from_scores
+from ._core.targets import OneVsRestFitMixin, RegressionFitMixin
+from ._core.validation import check_choice, check_fraction, check_input, check_integer, check_positive
+from ._machines.group_lasso import GroupLassoFitMixin
 from ._solvers.group_lasso_losses import _Loss
-from ._targets import OneVsRestFitMixin, RegressionFitMixin
-from ._validation import check_choice, check_fraction, check_input, check_integer, check_positive
 
 # The solvers were defined in this module: their public names stay importable from it.
 from ._solvers.fista import FistaResult, fista, group_soft_threshold, lipschitz_estimate  # noqa: F401

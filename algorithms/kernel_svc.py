@@ -8,15 +8,16 @@ from sklearn.utils import check_random_state
 from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes
-from ._kernel_params import FittedKernelMixin
-from ._kernels import GAMMA_SAMPLE_SEED, exact_kernel, resolve_gamma
+from ._core.base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes
+from ._kernels.params import FittedKernelMixin
+from ._kernels.exact import GAMMA_SAMPLE_SEED, exact_kernel, resolve_gamma
 from ._solvers.platt import class_probabilities, fit_sigmoids
 from ._solvers.svm_dual import _Solver
-from ._svc_params import N_FOLDS, Model, check_fit_memory, check_svc_params, decision_values, label, one_vs_one_vote
-from ._user_kernels import callable_gram, check_precomputed_columns, check_square_gram, user_kernel_kind
-from ._validation import check_input, clear_fitted_state
-from ._sample_weights import box_constraints, svm_row_weights
+from ._machines.svc_params import (N_FOLDS, Model, check_fit_memory, check_svc_params, decision_values, label,
+                                   one_vs_one_vote)
+from ._kernels.user import callable_gram, check_precomputed_columns, check_square_gram, user_kernel_kind
+from ._core.validation import check_input, clear_fitted_state
+from ._core.sample_weights import box_constraints, svm_row_weights
 
 __all__ = ["KernelSVC"]
 
@@ -72,7 +73,7 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
     coef0 : float, default=1.0
     nu : float, default=1.5
         The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
-        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels`).
+        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels.exact`).
     tol : float, default=1e-3
         Second order: stop when the largest KKT violation ``m(a) - M(a)`` is
         below ``tol`` (as ``SVC``). Greedy: stop when the largest coordinate step

@@ -4,12 +4,12 @@ row blocks, or conjugate gradient for very wide sparse features."""
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from ._base import classes_from_scores, one_vs_rest_code
-from ._least_squares_base import (MAPPED_BLOCK_BYTES, _check_feature_map, _LeastSquaresBase,  # noqa: F401
-                                  check_class_labels)
-from ._sample_weights import class_row_weights
+from ._core.base import classes_from_scores, one_vs_rest_code
+from ._core.sample_weights import class_row_weights
+from ._core.validation import check_positive, dask_support, is_dask_array
+from ._machines.least_squares import (MAPPED_BLOCK_BYTES, _check_feature_map, _LeastSquaresBase,  # noqa: F401
+                                      check_class_labels)
 from ._solvers.normal_equations import NormalEquations  # noqa: F401  (its public home)
-from ._validation import check_positive, dask_support, is_dask_array
 
 __all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor"]
 

@@ -2,7 +2,7 @@
 
 The map ``sqrt(2/k) cos(R D x + b)`` of :class:`kernelmaps.CirculantRandomFeatures`
 with the circulant vectors ``r`` (and the offsets ``b``) learned by the CNM
-alternating scheme (:class:`kernelmaps._learned_map.LearnedCosineMap`). The
+alternating scheme (:class:`kernelmaps._maps.learned.LearnedCosineMap`). The
 gradient of ``sum_i dP_i . (r ⊛ x)`` with respect to ``r`` is ``circ(x)^T dP``, a
 circular correlation: the paper's eq. 17, computed by FFT in O(d log d) per row
 and block, never forming a circulant matrix.
@@ -10,7 +10,7 @@ and block, never forming a circulant matrix.
 
 import numpy as np
 
-from ._learned_map import LearnedCosineMap
+from ._maps.learned import LearnedCosineMap
 from .circulant import (_circulant_project, _circulant_spectra, _circular_correlate, _CirculantProjection,
                         _draw_circulant)
 

@@ -9,12 +9,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
-from ._validation import (FeatureOverflowError, check_fits_in_memory, check_input, check_n_components,
-                          check_positive, clear_fitted_state)
-from ._fastmath import FASTMATH
-from ._parallel import blas_single_thread
-from ._sample_weights import check_sample_weight, class_row_weights, drop_zero_weights
+from ._core.base import RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
+from ._core.validation import (FeatureOverflowError, check_fits_in_memory, check_input, check_n_components,
+                               check_positive, clear_fitted_state)
+from ._numba.fastmath import FASTMATH
+from ._core.parallel import blas_single_thread
+from ._core.sample_weights import check_sample_weight, class_row_weights, drop_zero_weights
 from ._solvers.pegasos_kernels import _active_pairs, _hinge_margins, _scaled_norm
 
 __all__ = ["PegasosSVC"]

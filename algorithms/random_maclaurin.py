@@ -7,13 +7,13 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._base import FeatureMap, KernelParameter
-from ._parallel import ThreadScratch
-from ._fastmath import FASTMATH
-from ._hadamard import fwht_row, next_power_of_two
-from ._kernels import _check_degree, canonical_kernel
-from ._rows import densify_rows, product_into
-from ._validation import check_float_array, check_positive
+from ._core.base import FeatureMap, KernelParameter
+from ._core.parallel import ThreadScratch
+from ._numba.fastmath import FASTMATH
+from ._numba.fwht import fwht_row, next_power_of_two
+from ._kernels.exact import _check_degree, canonical_kernel
+from ._core.rows import densify_rows, product_into
+from ._core.validation import check_float_array, check_positive
 
 __all__ = ["RandomMaclaurin"]
 
@@ -140,7 +140,7 @@ def _maclaurin_products(P, degrees, counts, col_starts, scales, out, offset):
         for g in range(degrees.shape[0]):
             c = counts[g]
             sc = scales[g]
-            # slice views indexed from 0 let LLVM vectorize (see _hadamard._radix8)
+            # slice views indexed from 0 let LLVM vectorize (see kernelmaps._numba.fwht._radix8)
             dst = o[f:f + c]
             if degrees[g] == 0:
                 for k in range(c):

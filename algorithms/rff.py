@@ -4,12 +4,12 @@ import math
 
 import numpy as np
 
-from ._base import KernelParameter
-from ._cosine_map import CosineFeatureMap
-from ._kernels import SHIFT_INVARIANT, canonical_kernel, check_nu
-from ._qmc import SAMPLINGS, draw_spectral_qmc, student_t_scale
-from ._rows import product_into
-from ._validation import check_choice
+from ._core.base import KernelParameter
+from ._core.rows import product_into
+from ._core.validation import check_choice
+from ._kernels.exact import SHIFT_INVARIANT, canonical_kernel, check_nu
+from ._maps.cosine import CosineFeatureMap
+from ._maps.qmc import SAMPLINGS, draw_spectral_qmc, student_t_scale
 
 __all__ = ["RandomFourierFeatures"]
 
@@ -79,7 +79,7 @@ class RandomFourierFeatures(CosineFeatureMap):
     (``output='cossin'``, ``D/2`` frequencies). Then ``z(x) . z(y)`` is an
     unbiased estimate of ``k(x, y)``. With ``sampling='qmc'`` the frequencies
     (and offsets) are a scrambled Sobol' point set mapped by the spectral
-    density's inverse CDF (Yang et al., 2014; see :mod:`kernelmaps._qmc`): still
+    density's inverse CDF (Yang et al., 2014; see :mod:`kernelmaps._maps.qmc`): still
     unbiased, with a kernel error that falls faster with ``D`` on
     low-dimensional data.
 
@@ -100,7 +100,7 @@ class RandomFourierFeatures(CosineFeatureMap):
         :class:`kernelmaps.KernelName`).
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
         Bandwidth, or a heuristic resolved at fit time (see
-        :func:`kernelmaps._kernels.resolve_gamma`). The Gaussian kernel has
+        :func:`kernelmaps._kernels.exact.resolve_gamma`). The Gaussian kernel has
         scikit-learn's ``RBFSampler`` semantics.
     nu : float, default=1.5
         Smoothness of the Matérn kernel (> 0; used only with ``kernel='matern'``).

@@ -6,10 +6,10 @@ import numpy as np
 from numba import njit
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import FeatureMap
-from ._fastmath import FASTMATH
-from ._hadamard import fwht_row, load_signed, next_power_of_two
-from ._validation import check_float_array, check_n_components
+from ._core.base import FeatureMap
+from ._core.validation import check_float_array, check_n_components
+from ._numba.fastmath import FASTMATH
+from ._numba.fwht import fwht_row, load_signed, next_power_of_two
 
 __all__ = ["SRHT"]
 

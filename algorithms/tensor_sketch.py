@@ -7,11 +7,11 @@ import scipy.fft
 import scipy.sparse as sp
 from numba import njit
 
-from ._base import FeatureMap
-from ._fastmath import FASTMATH
-from ._kernels import _check_degree
-from ._parallel import ThreadScratch
-from ._validation import check_positive
+from ._core.base import FeatureMap
+from ._core.parallel import ThreadScratch
+from ._core.validation import check_positive
+from ._kernels.exact import _check_degree
+from ._numba.fastmath import FASTMATH
 
 __all__ = ["TensorSketch"]
 

@@ -9,7 +9,7 @@ from sklearn.preprocessing import StandardScaler
 
 import kernelmaps.datasets
 from kernelmaps import CompactNonlinearMap, PegasosSVC, RandomFourierFeatures
-from kernelmaps._learned_map import (TrainingSchedule, _cos_sin_features, _kernel_backward, _kernel_residual,
+from kernelmaps._maps.learned import (TrainingSchedule, _cos_sin_features, _kernel_backward, _kernel_residual,
                                      _projection_step)
 from kernelmaps.cnm import _dense_hinge_sgd_steps
 from kernelmaps.pegasos import DENSE_ACTIVE_FRACTION, _pegasos_steps

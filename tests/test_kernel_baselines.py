@@ -12,12 +12,12 @@ from sklearn.datasets import load_digits
 from sklearn.svm import SVC
 
 from kernelmaps import KernelRidge, KernelRidgeClassifier, KernelSVC, datasets
-from kernelmaps._kernels import exact_kernel
+from kernelmaps._kernels.exact import exact_kernel
 from kernelmaps._solvers.greedy_cd import _greedy_coordinate_descent
 from kernelmaps._solvers.kernel_cache import _kernel_column
 from kernelmaps._solvers.smo import _smo_second_order, _swap_variables
-from kernelmaps._kernels import KERNEL_CODES, KERNELS
-from kernelmaps._validation import InsufficientMemoryError
+from kernelmaps._kernels.exact import KERNEL_CODES, KERNELS
+from kernelmaps._core.validation import InsufficientMemoryError
 
 from naive import greedy_coordinate_descent, svm_dual_violation
 
@@ -309,7 +309,7 @@ class _Trained(Exception):
 @pytest.fixture
 def no_training(monkeypatch):
     """KernelSVC's solver replaced by one that refuses to train, and 4 GiB of memory available."""
-    import kernelmaps._validation as validation
+    import kernelmaps._core.validation as validation
     import kernelmaps.kernel_svc as kernel_svc
 
     def solver(*args, **kwargs):
@@ -337,7 +337,7 @@ def test_one_vs_one_duals_are_planned_before_training(no_training):
 
 
 def test_the_cross_validation_of_probabilities_is_planned_too(no_training, monkeypatch):
-    import kernelmaps._validation as validation
+    import kernelmaps._core.validation as validation
 
     X, y = many_classes(200, 10)  # 19900 one-vs-one problems on 2000 rows
     monkeypatch.setattr(validation, "available_memory_bytes", lambda: 1.5 * 2**30)

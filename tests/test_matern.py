@@ -5,7 +5,7 @@ import pytest
 from sklearn.gaussian_process.kernels import Matern
 
 from kernelmaps import KernelRidge, KernelSVC, Nystroem, exact_kernel
-from kernelmaps._kernels import LAST_BLAS_KERNEL_CODE, block_scalars, finish_block, kernel_block
+from kernelmaps._kernels.exact import LAST_BLAS_KERNEL_CODE, block_scalars, finish_block, kernel_block
 from kernelmaps._solvers.kernel_cache import _kernel_column
 from kernelmaps._solvers.kernel_operator import KernelOperator
 from scipy.special import gamma as gamma_function, kv

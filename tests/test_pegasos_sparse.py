@@ -7,7 +7,7 @@ import scipy.sparse as sp
 import kernelmaps.pegasos
 from kernelmaps import PegasosSVC
 from kernelmaps._solvers.pegasos_sparse import MIN_SCALE, pegasos_sparse_steps
-from kernelmaps._validation import FeatureOverflowError
+from kernelmaps._core.validation import FeatureOverflowError
 from kernelmaps.pegasos import _draw_minibatches, _pegasos_steps
 
 

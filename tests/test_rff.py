@@ -5,7 +5,7 @@ import pytest
 from sklearn.kernel_approximation import RBFSampler
 
 from kernelmaps import RandomFourierFeatures, relative_frobenius_error
-from kernelmaps._cosine_map import _cos_features, _cossin_features
+from kernelmaps._maps.cosine import _cos_features, _cossin_features
 
 from kernel_checks import assert_unbiased_over_seeds, assert_within_bound_and_a_wrong_bandwidth_fails, gram_error
 
@@ -114,7 +114,7 @@ def test_cos_features_report_non_finite_arguments(dtype):
 
 
 def test_rff_transform_overflowing_to_infinity_is_a_clear_error():
-    from kernelmaps._validation import FeatureOverflowError
+    from kernelmaps._core.validation import FeatureOverflowError
 
     X = np.random.default_rng(0).standard_normal((50, 64))
     rff = RandomFourierFeatures(64, gamma=1.0, random_state=0).fit(X)

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from kernelmaps import OrthogonalRandomFeatures, RandomFourierFeatures, exact_kernel, relative_frobenius_error
-from kernelmaps._qmc import U_MIN, draw_spectral_qmc, sobol_uniforms, student_t_scale
+from kernelmaps._maps.qmc import U_MIN, draw_spectral_qmc, sobol_uniforms, student_t_scale
 from kernelmaps.orf import _draw_orthogonal_gaussian
 from kernelmaps.rff import _draw_spectral
 

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 from scipy.sparse.linalg import aslinearoperator
 
-from .._fastmath import FASTMATH
+from .._numba.fastmath import FASTMATH
 
 
 @njit(["void(f4[:, ::1], i8[::1], f4, f4[:, ::1], f4[:, ::1])",

@@ -3,7 +3,7 @@
 import numpy as np
 from numba import njit
 
-from .._fastmath import FASTMATH
+from .._numba.fastmath import FASTMATH
 from .kernel_cache import _kernel_column
 from .smo import _box
 

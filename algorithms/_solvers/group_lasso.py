@@ -15,8 +15,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from .._parallel import blas_single_thread, block_rows, n_worker_threads
-from .._validation import check_choice, check_integer, check_positive
+from .._core.parallel import blas_single_thread, block_rows, n_worker_threads
+from .._core.validation import check_choice, check_integer, check_positive
 from .fista import _group_norms, fista, lipschitz_estimate
 from .group_lasso_losses import LOSS_CODES, _Loss
 

@@ -6,7 +6,7 @@ import math
 
 from numba import njit
 
-from .._fastmath import FASTMATH
+from .._numba.fastmath import FASTMATH
 
 __all__ = []
 

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._fastmath import FASTMATH
+from .._numba.fastmath import FASTMATH
 from .pegasos_kernels import _active_pairs, _hinge_margins, _scaled_norm
 
 __all__ = ["MIN_SCALE", "pegasos_sparse_steps"]

@@ -4,7 +4,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from .._fastmath import FASTMATH
+from .._numba.fastmath import FASTMATH
 from .kernel_cache import _kernel_column
 
 

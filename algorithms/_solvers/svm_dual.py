@@ -5,9 +5,9 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._kernels import PRECOMPUTED_CODE, block_scalars, exact_kernel
-from .._matern import MATERN_DISTANCE_CODE, matern_code
-from .._validation import user_stacklevel
+from .._core.validation import user_stacklevel
+from .._kernels.exact import PRECOMPUTED_CODE, block_scalars, exact_kernel
+from .._kernels.matern import MATERN_DISTANCE_CODE, matern_code
 from .greedy_cd import _greedy_coordinate_descent, _largest_greedy_step
 from .smo import _smo_gap, _smo_second_order
 

@@ -1,0 +1,3 @@
+"""The bases of the learner families: least squares on features, the Nyström kernel
+machines (in memory and on Dask), the scale-learning kernel ridge, the SVC parameters,
+and the group-lasso fits over kernel groups."""
