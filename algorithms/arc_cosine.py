@@ -11,7 +11,6 @@ from ._kernels.arc_cosine import arc_cosine_features, arc_cosine_gram, check_ord
 from ._maps import hadamard as hadamard_map
 from ._maps.cosine import DenseFormProjection
 from ._numba.fwht import next_power_of_two
-from .sorf import _sorf_project
 
 __all__ = ["ArcCosineFeatures"]
 
@@ -233,7 +232,7 @@ class ArcCosineFeatures(DenseFormProjection, FeatureMap):
         return tuple(np.ascontiguousarray(b, dtype=dtype) for b in self.blocks_)
 
     def _project_structured(self, X, P, blocks):
-        _sorf_project(X, *blocks, P)
+        hadamard_map.sorf_project(X, *blocks, P)
 
     def _prepare_transform(self, dtype):
         scale = math.sqrt(2.0 / self.n_components_)

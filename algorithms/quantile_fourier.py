@@ -20,7 +20,7 @@ from ._core.base import KernelParameter
 from ._core.rows import product_into
 from ._core.validation import check_choice, check_float_array
 from ._kernels.exact import SKEWED_KERNELS, canonical_kernel, check_skewedness, scaled_gram
-from ._maps.cosine import CosineFeatureMap, _cos_features
+from ._maps.cosine import CosineFeatureMap, cos_features
 from ._maps.qmc import SAMPLINGS, sobol_uniforms
 
 __all__ = ["QuantileFourierFeatures"]
@@ -338,7 +338,7 @@ class QuantileFourierFeatures(CosineFeatureMap):
             # log(x + c) of one block, while it is in cache (the product dominates)
             X = np.log(X + skewedness)
         product_into(X, weights, out)
-        _cos_features(out, offset, amplitude)
+        cos_features(out, offset, amplitude)
 
     def _kernel_gram(self, X, Y):
         check_is_fitted(self)

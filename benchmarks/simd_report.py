@@ -27,7 +27,7 @@ import tempfile
 
 #: (module, function, argument-type builder) of the kernels whose loops must vectorize.
 KERNELS = [
-    ("kernelmaps._maps.cosine", "_cos_features", "P2, V1, S"),
+    ("kernelmaps._maps.cosine", "cos_features", "P2, V1, S"),
     ("kernelmaps._maps.cosine", "_cossin_features", "P2, P2, S"),
     ("kernelmaps._numba.fastmath_arrays", "_apply_cos", "V1, V1"),
     ("kernelmaps._numba.fastmath_arrays", "_apply_exp", "V1, V1"),

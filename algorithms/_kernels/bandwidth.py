@@ -7,7 +7,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 from sklearn.utils import check_random_state
 
-from .frames import SHIFT_INVARIANT, _power_of_two_below, shift_invariant_frame, to_frame
+from .frames import SHIFT_INVARIANT, power_of_two_below, shift_invariant_frame, to_frame
 
 GAMMA_HEURISTICS = ("scale", "median", "knn50")
 #: Rows the distance heuristics ('median', 'knn50') sample: their pairwise
@@ -97,7 +97,7 @@ def resolve_gamma(gamma, X, kernel, rng, n_sample=GAMMA_SAMPLE_ROWS):
             )
         if gamma == "scale":
             # scikit-learn's X.var() is over all entries (not per column): scale only
-            scale = _power_of_two_below(float(np.max(np.abs(X))))
+            scale = power_of_two_below(float(np.max(np.abs(X))))
             var = float((np.asarray(X, dtype=np.float64) * (1.0 / scale)).var())
             if var == 0.0:
                 return 1.0

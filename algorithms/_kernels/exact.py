@@ -76,8 +76,8 @@ from .frames import (SHIFT_INVARIANT, check_non_negative, check_skewedness, dtyp
 from .._core.parallel import block_rows, run_row_blocks
 from .._core.validation import FeatureOverflowError
 from .matern import MATERN_DISTANCE_CODE, check_nu, matern_code, matern_distances, matern_from_distance  # noqa: F401
-from .names import (ALL_KERNELS, CHI2_KERNELS, KERNELS, SKEWED_KERNELS, _SKEWED_INNER,  # noqa: F401
-                    _as_pair, _check_degree, canonical_kernel, check_kernel_params)
+from .names import (ALL_KERNELS, CHI2_KERNELS, KERNELS, SKEWED_INNER, SKEWED_KERNELS, as_pair,  # noqa: F401
+                    canonical_kernel, check_degree, check_kernel_params)
 
 
 # ------------------------------------------------------------------ kernels
@@ -301,16 +301,16 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     if not (np.isfinite(gamma) and gamma > 0):
         raise ValueError(f"gamma must be finite and > 0, got {gamma}")
     if kernel == "polynomial":
-        degree = _check_degree(degree)
+        degree = check_degree(degree)
     if kernel == "matern":
         nu = check_nu(nu)
-    X, Y, dtype = _as_pair(X, Y)
+    X, Y, dtype = as_pair(X, Y)
     same = Y is X
     if kernel in SKEWED_KERNELS:
         c = check_skewedness(skewedness)
         X = skewed_log(X, c, "X")
         Y = X if same else skewed_log(Y, c, "Y")
-        kernel = _SKEWED_INNER[kernel]
+        kernel = SKEWED_INNER[kernel]
     elif kernel in CHI2_KERNELS:
         for name, A in (("X", X), ("Y", Y)):
             check_non_negative(A, name, kernel)
@@ -334,7 +334,7 @@ def scaled_gram(X, Y, kernel, scales, skewedness):
     scales : ndarray of shape (d,), positive
     skewedness : float
     """
-    X, Y, dtype = _as_pair(X, Y)
+    X, Y, dtype = as_pair(X, Y)
     same = Y is X
 
     def rescale(A, name):
@@ -343,7 +343,7 @@ def scaled_gram(X, Y, kernel, scales, skewedness):
         return (A * scales).astype(dtype)
 
     # exp(-sum sigma^2 d^2 / 2) is gamma = 1/2 on sigma x; the skewed kernels gamma = 1 on sigma log(x + c)
-    inner, gamma = ("gaussian", 0.5) if kernel == "gaussian" else (_SKEWED_INNER[kernel], 1.0)
+    inner, gamma = ("gaussian", 0.5) if kernel == "gaussian" else (SKEWED_INNER[kernel], 1.0)
     X = rescale(X, "X")
     Y = X if same else rescale(Y, "Y")
     return gram_matrix(X, None if same else Y, inner, gamma, 2, 1.0)

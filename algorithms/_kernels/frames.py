@@ -38,12 +38,12 @@ def shift_invariant_frame(A):
     """
     A = np.asarray(A, dtype=np.float64)
     # the mean of A / 2^k: a plain sum of rows near 1e308 would overflow
-    coarse = _power_of_two_below(float(np.max(np.abs(A))) if A.size else 0.0)
+    coarse = power_of_two_below(float(np.max(np.abs(A))) if A.size else 0.0)
     center = (A * (1.0 / coarse)).mean(axis=0) * coarse
-    return center, _power_of_two_below(float(np.max(np.abs(A - center))) if A.size else 0.0)
+    return center, power_of_two_below(float(np.max(np.abs(A - center))) if A.size else 0.0)
 
 
-def _power_of_two_below(value):
+def power_of_two_below(value):
     """``2^floor(log2(value))`` for a finite ``value > 0``, else 1.0."""
     if not (0.0 < value < np.inf):
         return 1.0

@@ -13,7 +13,7 @@ SKEWED_KERNELS = ("skewed_chi2", "skewed_intersection")
 #: Chi-squared kernels of non-negative histograms.
 CHI2_KERNELS = ("chi2", "additive_chi2")
 #: The :data:`KERNEL_CODES` kernel each skewed kernel is on ``log(x + c)``.
-_SKEWED_INNER = {"skewed_chi2": "sech", "skewed_intersection": "laplacian"}
+SKEWED_INNER = {"skewed_chi2": "sech", "skewed_intersection": "laplacian"}
 #: Every name :func:`exact_kernel` evaluates.
 ALL_KERNELS = KERNELS + SKEWED_KERNELS + CHI2_KERNELS
 _ALIASES = {"rbf": "gaussian"}
@@ -32,7 +32,7 @@ def canonical_kernel(kernel, allowed=KERNELS):
     return name
 
 
-def _as_pair(X, Y):
+def as_pair(X, Y):
     X = np.ascontiguousarray(X)
     Y = X if Y is None else np.ascontiguousarray(Y)
     if X.ndim != 2 or Y.ndim != 2:
@@ -50,7 +50,7 @@ def _as_pair(X, Y):
     return X, Y, dtype
 
 
-def _check_degree(degree):
+def check_degree(degree):
     if isinstance(degree, (bool, np.bool_)) or not isinstance(degree, numbers.Integral) or degree < 0:
         raise ValueError(f"degree must be a non-negative integer, got {degree!r}")
     return int(degree)
@@ -63,7 +63,7 @@ def check_kernel_params(kernel, degree, coef0):
     the bad parameter.
     """
     kernel = canonical_kernel(kernel, KERNELS)
-    degree = _check_degree(degree)
+    degree = check_degree(degree)
     if isinstance(coef0, (bool, np.bool_)) or not isinstance(coef0, numbers.Real) \
             or not np.isfinite(coef0):
         raise ValueError(f"coef0 must be a finite real number, got {coef0!r}")

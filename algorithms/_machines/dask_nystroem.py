@@ -36,8 +36,8 @@ from .._core.base import one_vs_rest_code
 from .._core.validation import clear_fitted_state, is_dask_array
 from .._numba.fastmath_arrays import all_finite
 from .._solvers.kernel_operator import KernelOperator
-from ..dask import (FIT_SAMPLE_ROWS, TREE_FAN_IN, _align_rows, _as_targets, _check_rows, _graph_node, _known_rows,
-                    _serial, sample_rows)
+from ..dask import FIT_SAMPLE_ROWS, TREE_FAN_IN, sample_rows
+from .dask_support import align_rows, as_targets, check_rows, graph_node, known_rows, serial
 
 
 def _chunk_pass(block, start, targets, V, centres, params):
@@ -46,7 +46,7 @@ def _chunk_pass(block, start, targets, V, centres, params):
         raise ValueError(f"X contains NaN or infinity in rows {start}-{start + block.shape[0] - 1}")
     if targets is not None and not np.isfinite(targets).all():
         raise ValueError(f"y contains NaN or infinity in rows {start}-{start + block.shape[0] - 1}")
-    with _serial():
+    with serial():
         operator = KernelOperator(block, centres, **params)
         W = None if targets is None else np.asarray(targets, dtype=np.float64).reshape(block.shape[0], -1)
         return operator.normal_matvec(V, W, compensated=True)
@@ -79,7 +79,7 @@ class DaskKernelOperator:
         self.shape = (X.shape[0], centres.shape[0])
         #: the dtype of each chunk's kernel blocks (see KernelOperator)
         self.block_dtype = np.dtype(np.float32 if X.dtype == np.float32 else np.float64)
-        self._centres = _graph_node(np.ascontiguousarray(centres, dtype=np.float64), "kernelmaps-centres")
+        self._centres = graph_node(np.ascontiguousarray(centres, dtype=np.float64), "kernelmaps-centres")
         self._params = dict(kernel_params)
         self._starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)
 
@@ -104,7 +104,7 @@ class DaskKernelOperator:
             targets = W.to_delayed().ravel()
         else:
             targets = [None] * len(blocks)
-        V_node = None if V is None else _graph_node(np.ascontiguousarray(V, dtype=np.float64), "kernelmaps-v")
+        V_node = None if V is None else graph_node(np.ascontiguousarray(V, dtype=np.float64), "kernelmaps-v")
         parts = [dask.delayed(_chunk_pass, pure=True)(block, int(start), target, V_node, self._centres,
                                                        self._params)
                  for block, start, target in zip(blocks, self._starts, targets)]
@@ -149,7 +149,7 @@ def fit(estimator, X, y):
         raise ValueError(f"X is chunked along its {X.shape[1]} features ({len(X.chunks[1])} chunks); the fit "
                          "reads whole rows on every iteration: rechunk it once, X = X.rechunk({1: -1}), and "
                          "persist it if it fits in the cluster's memory")
-    X = _known_rows(_check_rows(X))
+    X = known_rows(check_rows(X))
     n = X.shape[0]
     if n == 0:
         raise ValueError("X has no rows")
@@ -174,9 +174,9 @@ def fit(estimator, X, y):
     estimator.n_features_in_ = X.shape[1]
     # chunks on multiples of the operator's row block: every block, and so every
     # partial product, is the in-memory pass's own
-    X = _align_rows(X, KernelOperator.rows_per_block(estimator.components_.shape[0], X.shape[1],
-                                                     X.dtype.itemsize))
-    y = _as_targets(y, X.chunks[0], n)
+    X = align_rows(X, KernelOperator.rows_per_block(estimator.components_.shape[0], X.shape[1],
+                                                    X.dtype.itemsize))
+    y = as_targets(y, X.chunks[0], n)
     if is_classifier(estimator):
         targets = _classifier_targets(estimator, y)
     else:

@@ -20,8 +20,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .._core.parallel import blas_single_thread, n_worker_threads
 from .._core.validation import check_generator, validation_rows
 from .._solvers.fista import fista
-from .._solvers.group_lasso import (PATH_PATIENCE, _alpha_max, _products, group_lasso_path,
-                                    select_alpha)
+from .._solvers.group_lasso import PATH_PATIENCE, group_lasso_alpha_max, group_lasso_path, select_alpha, select_products
 from .groups import fit_group_maps, group_features, map_width, warn_constant_model
 
 
@@ -52,10 +51,10 @@ class GroupLassoFitMixin:
                 alpha, W, b = self._path(F, T, bounds, loss, rng, stratify, pool)
             else:
                 alpha, W, b = float(self.alpha), None, None
-            products = _products(F, T, loss, pool)
+            products = select_products(F, T, loss, pool)
             lipschitz = products.lipschitz()
             b0 = loss.best_intercept(T)
-            scale = max(_alpha_max(products, bounds, b0), np.finfo(float).tiny)
+            scale = max(group_lasso_alpha_max(products, bounds, b0), np.finfo(float).tiny)
             if W is None:
                 W = np.zeros((F.shape[1], T.shape[1]))
                 b = b0
@@ -86,9 +85,9 @@ class GroupLassoFitMixin:
                                      int(rng.integers(2 ** 31 - 1)), "give alpha or more rows")
         F_train, T_train = F[train], T[train]
         F_val, T_val = F[val], T[val]
-        products = _products(F_train, T_train, loss, pool)
+        products = select_products(F_train, T_train, loss, pool)
         b = loss.best_intercept(T_train)
-        alpha_max = _alpha_max(products, bounds, b)
+        alpha_max = group_lasso_alpha_max(products, bounds, b)
         if not alpha_max > 0:
             raise ValueError("every group's gradient is zero at the zero solution: the "
                              "targets are constant or the features carry no signal")

@@ -39,7 +39,7 @@ def _mapped_blocks(X, feature_map):
         yield rows, feature_map.transform(X[rows])
 
 
-def _check_feature_map(feature_map):
+def check_feature_map(feature_map):
     """A fitted kernelmaps feature map (dense or sparse output), or an error saying what is wrong."""
     if not isinstance(feature_map, RowBlockMap):
         raise TypeError(f"feature_map must be a kernelmaps feature map, got {type(feature_map).__name__}")
@@ -67,7 +67,7 @@ def _refuse_dask_weights(learner, sample_weight):
     refuse_balanced(getattr(learner, "class_weight", None))
 
 
-class _LeastSquaresBase(RegisteredEstimator, BaseEstimator):
+class LeastSquaresBase(RegisteredEstimator, BaseEstimator):
     """Ridge least squares: one-pass normal equations (accumulate, merge, solve) or CG.
 
     Subclasses define how a block's targets enter either solver
@@ -206,7 +206,7 @@ class _LeastSquaresBase(RegisteredEstimator, BaseEstimator):
         kwargs = self._y_validation
         if feature_map is None:
             return check_input(self, Z, y, reset=reset, accept_sparse=True, **kwargs)
-        feature_map = _check_feature_map(feature_map)
+        feature_map = check_feature_map(feature_map)
         X, y = check_input(feature_map, Z, y, reset=False, accept_sparse=True, **kwargs)
         if reset:
             self.n_features_in_ = feature_map.n_components_

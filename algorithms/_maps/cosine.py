@@ -26,7 +26,7 @@ EPILOGUE_CHUNK = 256
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _cos_features(P, offset, scale):
+def cos_features(P, offset, scale):
     """In place, ``P[i, j] <- scale * cos(P[i, j] + offset[j])``.
 
     The RFF epilogue after the BLAS product ``P = X W``, run serially on one row
@@ -223,7 +223,7 @@ class CosineFeatureMap(FeatureMap):
         projection, offset, scale = context
         if offset is not None:
             self._project(X, out, projection)
-            return _cos_features(out, offset, scale)
+            return cos_features(out, offset, scale)
         else:
             P = np.empty((X.shape[0], self.n_components_ // 2), dtype=X.dtype)
             self._project(X, P, projection)

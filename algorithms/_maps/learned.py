@@ -7,7 +7,7 @@ or to approximate the Gaussian kernel (section 5, eq. 10).
 (:mod:`kernelmaps.cnm`) and the circulant one (:mod:`kernelmaps.optimized_circulant`):
 each step takes the gradient ``dL/dP`` of a minibatch's ``P = proj(X_A) + b``
 (eq. 9 for the hinge, eq. 11 for the kernel MSE), which the subclass carries
-back to its parameter arrays, then one :func:`_projection_step` per array.
+back to its parameter arrays, then one :func:`projection_step` per array.
 """
 
 import math
@@ -24,9 +24,10 @@ from .._core.validation import (check_choice, check_float_array, check_fraction,
                                 check_positive, clear_fitted_state, dask_support, is_dask_array)
 from .._kernels.exact import resolve_gamma
 from .._numba.fastmath import FASTMATH, row_needs_libm, trig_limit, vexp, vsincos
-from ..pegasos import (DENSE_ACTIVE_FRACTION, PegasosSVC, _draw_minibatches, _pegasos_steps, _active_pairs,
-                       _hinge_margins)
-from .cosine import _cos_features
+from .._solvers.pegasos_dense import DENSE_ACTIVE_FRACTION, draw_minibatches, pegasos_steps
+from .._solvers.pegasos_kernels import active_pairs, hinge_margins
+from ..pegasos import PegasosSVC
+from .cosine import cos_features
 
 # The held-out Gram matrix that picks the best round of objective='kernel' has
 # rows^2 entries, so it takes at most this many minibatches of the held-out rows
@@ -54,7 +55,7 @@ class TrainingSchedule:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _projection_step(param, grad, t, lam, paper_step, eta0, initial_rms, grad_rms):
+def projection_step(param, grad, t, lam, paper_step, eta0, initial_rms, grad_rms):
     """Step ``t`` (from 1) of Algorithm 2 on one array, in place: the one copy of both rules.
 
     The paper's rule (``paper_step``) is ``param -= grad / (lam t)``; the
@@ -80,7 +81,7 @@ def _projection_step(param, grad, t, lam, paper_step, eta0, initial_rms, grad_rm
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _cos_sin_features(P, scale, Z, S):
+def cos_sin_features(P, scale, Z, S):
     """``Z <- scale cos(P)``, ``S <- sin(P)`` (all (M, k) float64), sharing one range reduction.
 
     The forward pass of a minibatch: ``Z`` feeds the scores, ``S`` the gradient.
@@ -103,13 +104,13 @@ def _cos_sin_features(P, scale, Z, S):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _hinge_rows_backward(S, margins, counts, n_active, signs, rows, WT, factor, G, GW, dP, active_rows,
-                         pair_slot, pair_class):
+def hinge_rows_backward(S, margins, counts, n_active, signs, rows, WT, factor, G, GW, dP, active_rows,
+                        pair_slot, pair_class):
     """The rows of the hinge's ``dL/dP`` (eq. 9) that are not zero, packed: returns their number ``n``.
 
     ``dP[q] = factor S[r] ∘ sum_c a_rc y_rc WT[c]`` for the ``q``-th row ``r``
     with an active class (``active_rows[q] = r``); the margins and counts come
-    from :func:`kernelmaps.pegasos._hinge_margins`. Trained one-vs-rest weights
+    from :func:`kernelmaps._solvers.pegasos_kernels.hinge_margins`. Trained one-vs-rest weights
     leave few pairs active (3 % on letter at k = 64), so the class sum runs
     over the active pairs only; past ``DENSE_ACTIVE_FRACTION`` it is one BLAS
     product ``G WT`` instead. ``G`` (M, C), ``GW`` (M, k), ``pair_slot`` and
@@ -117,7 +118,7 @@ def _hinge_rows_backward(S, margins, counts, n_active, signs, rows, WT, factor, 
     """
     M, k = S.shape
     C = WT.shape[0]
-    n, n_pairs = _active_pairs(margins, counts, active_rows, pair_slot, pair_class)
+    n, n_pairs = active_pairs(margins, counts, active_rows, pair_slot, pair_class)
     if n_active > DENSE_ACTIVE_FRACTION * M * C:
         for r in range(M):
             for c in range(C):
@@ -224,14 +225,14 @@ class LearnedCosineMap(FeatureMap):
         ``gradient(X_A, A)`` gives a minibatch's loss and gradients; ``t0`` steps
         were taken before. Returns ``t0 + n_steps_theta``.
         """
-        batches = _draw_minibatches(rng, X.shape[0], schedule.n_steps_theta, schedule.batch_size)
+        batches = draw_minibatches(rng, X.shape[0], schedule.n_steps_theta, schedule.batch_size)
         eta0 = 0.0 if schedule.paper_step else schedule.eta0
         for t, rows in enumerate(batches, start=t0 + 1):
             _, grads = gradient(X[rows], rows)
             for param, grad, size in zip(params, grads, initial_rms):
                 grad_rms = 0.0 if schedule.paper_step else math.sqrt(float(np.mean(grad * grad)))
-                _projection_step(np.atleast_2d(param), np.atleast_2d(grad), t, schedule.lam,
-                                 schedule.paper_step, eta0, size, grad_rms)
+                projection_step(np.atleast_2d(param), np.atleast_2d(grad), t, schedule.lam,
+                                schedule.paper_step, eta0, size, grad_rms)
         return t0 + schedule.n_steps_theta
 
     def fit(self, X, y=None):
@@ -297,14 +298,14 @@ class LearnedCosineMap(FeatureMap):
 
     def _features(self, X, params):
         P = self._project(X, params)
-        _cos_features(P, params[-1], math.sqrt(2.0 / self.n_components_))
+        cos_features(P, params[-1], math.sqrt(2.0 / self.n_components_))
         return P
 
     def _forward(self, Xb, params):
         P = self._project(Xb, params)
         P += params[-1]
         Z, S = np.empty_like(P), np.empty_like(P)
-        _cos_sin_features(P, math.sqrt(2.0 / self.n_components_), Z, S)
+        cos_sin_features(P, math.sqrt(2.0 / self.n_components_), Z, S)
         return Z, S
 
     def _backward(self, Xb, dP, params):
@@ -316,11 +317,11 @@ class LearnedCosineMap(FeatureMap):
         (M, k), C = S.shape, W.shape[1]
         rows = np.arange(M)
         margins, counts = np.empty((M, C)), np.empty(M, dtype=np.int64)
-        loss, n_active = _hinge_margins(Z @ W + b, np.zeros(C), signs, rows, margins, counts)
+        loss, n_active = hinge_margins(Z @ W + b, np.zeros(C), signs, rows, margins, counts)
         packed, active_rows = np.empty((M, k)), np.empty(M, dtype=np.int64)
-        n = _hinge_rows_backward(S, margins, counts, n_active, signs, rows, np.ascontiguousarray(W.T),
-                                 math.sqrt(2.0 / k) / M, np.empty((M, C)), np.empty((M, k)), packed, active_rows,
-                                 np.empty(M * C, dtype=np.int64), np.empty(M * C, dtype=np.int64))
+        n = hinge_rows_backward(S, margins, counts, n_active, signs, rows, np.ascontiguousarray(W.T),
+                                math.sqrt(2.0 / k) / M, np.empty((M, C)), np.empty((M, k)), packed, active_rows,
+                                np.empty(M * C, dtype=np.int64), np.empty(M * C, dtype=np.int64))
         dP = np.zeros_like(S)
         dP[active_rows[:n]] = packed[:n]
         return loss / M, self._backward(Xb, dP, params)
@@ -346,8 +347,8 @@ class LearnedCosineMap(FeatureMap):
         for round_ in range(schedule.n_rounds + 1):
             # Algorithm 1: n_steps_w Pegasos steps on (W, b) with the current map
             Z = self._features(X, params)
-            batches = _draw_minibatches(rng, X.shape[0], schedule.n_steps_w, schedule.batch_size)
-            _pegasos_steps(Z, signs, W, b, batches, schedule.lam, t_w, True)
+            batches = draw_minibatches(rng, X.shape[0], schedule.n_steps_w, schedule.batch_size)
+            pegasos_steps(Z, signs, W, b, batches, schedule.lam, t_w, True)
             t_w += schedule.n_steps_w
             # early stopping (section 6.1): keep the best map on held-out rows
             scores = self._features(Xs, params) @ W + b
@@ -400,7 +401,7 @@ class LearnedCosineMap(FeatureMap):
     def _transform_block(self, X, out, context):
         projection, offset, scale = context
         self._project_block(X, out, projection)
-        _cos_features(out, offset, scale)
+        cos_features(out, offset, scale)
 
     def decision_function(self, X):
         """Scores of the jointly trained one-vs-rest linear SVM on ``transform(X)``.

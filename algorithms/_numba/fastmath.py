@@ -43,7 +43,7 @@ FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
 # The polynomials themselves are compiled without "reassoc": reassociation could
 # fold the three-part Cody-Waite reduction x - k*P1 - k*P2 - k*P3 into one product
 # and destroy its extra precision.
-_POLY_FLAGS = {"nsz", "arcp", "contract", "afn"}
+POLY_FLAGS = {"nsz", "arcp", "contract", "afn"}
 
 TRIG_LIMIT64 = 1.0e6  # k * PIO2_1 is exact while |k| < 2**20
 TRIG_LIMIT32 = 8192.0  # Cephes' stated range for the float32 reduction
@@ -179,7 +179,7 @@ def _by_quadrant(q, s, c):
 
 
 # ---------------------------------------------------------------- float64
-@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")  # see _scaled_cos64
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")  # see _scaled_cos64
 def _sincos64(x):
     t = x * _TWO_OVER_PI + _ROUND64
     k = t - _ROUND64
@@ -196,7 +196,7 @@ def _sincos64(x):
 # inline="never" at Numba's level (LLVM still inlines it) keeps these flags on
 # its instructions: inlined into a caller compiled with "reassoc", the reduction
 # (x * (1/pi) + 1.5 * 2**52) - 1.5 * 2**52 would fold into a plain product.
-@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
 def _scaled_cos64(x, scale):
     """``scale * cos(x)`` for ``|x| <= TRIG_LIMIT64``: half-period reduction, one
     even polynomial with ``scale`` folded into its coefficients (hoisted out of
@@ -212,17 +212,17 @@ def _scaled_cos64(x, scale):
     return _bits_to_float(_float_to_bits(c) ^ (_float_to_bits(t) << 63))
 
 
-@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
 def _cos64(x):
     return _scaled_cos64(x, 1.0)
 
 
-@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
 def _sin64(x):
     return _sincos64(x)[0]
 
 
-@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
 def _exp64(x):
     # Clamping keeps k in range (the two-factor scaling then overflows, or underflows
     # through the subnormals, as libm does); NaN passes through both clamps and p.
@@ -244,7 +244,7 @@ def _exp64(x):
 
 
 # ---------------------------------------------------------------- float32
-@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")  # see _scaled_cos32
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")  # see _scaled_cos32
 def _sincos32(x):
     t = x * _TWO_OVER_PI_F + _ROUND32
     k = t - _ROUND32
@@ -261,7 +261,7 @@ def _sincos32(x):
 # inline="never" at Numba's level (LLVM still inlines it) keeps these flags on
 # its instructions: inlined into a caller compiled with "reassoc", the reduction
 # (x * (1/pi) + 1.5 * 2**52) - 1.5 * 2**52 would fold into a plain product.
-@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
 def _scaled_cos32(x, scale):
     """``scale * cos(x)`` for ``|x| <= TRIG_LIMIT32``, as :func:`_scaled_cos64`."""
     t = x * _ONE_OVER_PI_F + _ROUND32
@@ -275,17 +275,17 @@ def _scaled_cos32(x, scale):
     return _bits_to_float(np.int32(_float_to_bits(c) ^ (_float_to_bits(t) << 31)))
 
 
-@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
 def _cos32(x):
     return _scaled_cos32(x, _F(1.0))
 
 
-@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
 def _sin32(x):
     return _sincos32(x)[0]
 
 
-@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
 def _exp32(x):
     # as _exp64, with float32's 8-bit exponent field
     xc = _F(_EXP32_HIGH) if x > _F(_EXP32_HIGH) else x
@@ -328,8 +328,8 @@ _L7_F, _L8_F, _L9_F = _F(2.0000714765e-1), _F(-2.4999993993e-1), _F(3.3333331174
 
 # error_model="numpy": Python's check for a zero divisor (never the case for 2 + f)
 # would be a branch in the loop that keeps it from vectorizing
-@njit(cache=True, fastmath=_POLY_FLAGS, inline="never", error_model="numpy")
-def _log64(x):
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never", error_model="numpy")
+def log64(x):
     # x > 0 and finite (the caller's select guarantees it); subnormals are scaled first
     tiny = x < _SMALLEST_NORMAL64
     x = x * _TWO54 if tiny else x
@@ -349,7 +349,7 @@ def _log64(x):
     return dk * _LN2_HI - ((hfsq - (s * (hfsq + R) + dk * _LN2_LO)) - f)
 
 
-@njit(cache=True, fastmath=_POLY_FLAGS, inline="never")
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
 def _log32(x):
     tiny = x < _SMALLEST_NORMAL32
     x = x * _TWO25_F if tiny else x
@@ -429,7 +429,7 @@ def _vscaled_cos_impl(x, scale):
         return lambda x, scale: _scaled_cos64(x, scale)
     return None
 overload(vexp)(_by_dtype(_exp32, _exp64))
-overload(vlog)(_by_dtype(_log32, _log64))
+overload(vlog)(_by_dtype(_log32, log64))
 
 
 @overload(trig_limit)

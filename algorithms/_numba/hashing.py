@@ -35,8 +35,8 @@ from . import fastmath
 
 # The float64 log of fastmath, inlined into the sampling loop: called, it keeps the
 # loop over the hashes from vectorizing (three logs per hash and feature dominate it).
-_log = njit(cache=True, fastmath=fastmath._POLY_FLAGS, inline="always", error_model="numpy")(
-    fastmath._log64.py_func)
+_log = njit(cache=True, fastmath=fastmath.POLY_FLAGS, inline="always", error_model="numpy")(
+    fastmath.log64.py_func)
 
 #: The size of the hashed space: hash values are 64-bit words.
 HASH_SPACE = 1 << 64

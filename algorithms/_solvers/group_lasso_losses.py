@@ -100,7 +100,7 @@ def _row_losses(code, Z, T, epsilon, sharpness, out):
 
 
 
-class _Loss:
+class Loss:
     """A per-sample loss with the constants of its kernels (mean over rows)."""
 
     def __init__(self, name, epsilon=0.0, sharpness=1.0):

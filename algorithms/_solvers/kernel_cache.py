@@ -13,8 +13,8 @@ from .._numba.fastmath import FASTMATH
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _kernel_column(i, length, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner, last_used,
-                   col_len, clock):
+def kernel_column(i, length, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner, last_used,
+                  col_len, clock):
     """Entries ``0 .. length-1`` of the column ``K(X, x_i)`` through a fixed-size LRU cache.
 
     Returns the cached row, valid on its first ``length`` entries (at least). A
