@@ -20,7 +20,9 @@ from . import datasets
 from ._core.base import REGISTRY as ALGORITHMS
 from ._core.base import FeatureMap, KernelName, RegisteredEstimator  # noqa: F401  (the extension API)
 from ._numba.fwht import fwht
-from ._kernels.exact import KERNELS, exact_kernel, resolve_gamma  # noqa: F401
+from ._kernels.bandwidth import resolve_gamma
+from ._kernels.exact import exact_kernel
+from ._kernels.names import KERNELS  # noqa: F401
 from ._core.metrics import kernel_mse, nrmse, relative_frobenius_error
 from ._core.sparse_map import SparseFeatureMap  # noqa: F401  (the extension API for sparse output)
 from ._kernels.minhash import min_max_kernel, tanimoto_kernel

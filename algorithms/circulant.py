@@ -30,7 +30,7 @@ class CirculantRandomFeatures(CirculantProjection, CosineFeatureMap):
         Output width D. Must be even for ``output='cossin'``.
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
         Bandwidth of ``exp(-gamma ||x - y||^2)``, or a heuristic resolved at fit
-        time (see :func:`kernelmaps._kernels.exact.resolve_gamma`); the semantics of
+        time (see :func:`kernelmaps.resolve_gamma`); the semantics of
         :class:`kernelmaps.RandomFourierFeatures`.
     output : {'cos', 'cossin'}, default='cos'
         ``sqrt(2/D) cos(R D x + b)``, or ``[cos(R D x), sin(R D x)] / sqrt(D/2)``

@@ -25,7 +25,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._core.base import RegisteredEstimator, classes_from_scores
 from ._core.targets import OneVsRestFitMixin, RegressionFitMixin
 from ._core.validation import check_fits_in_memory, check_input, check_integer, check_positive
-from ._kernels.exact import GAMMA_SAMPLE_SEED, exact_kernel, resolve_gamma
+from ._kernels.bandwidth import GAMMA_SAMPLE_SEED, resolve_gamma
+from ._kernels.exact import exact_kernel
 from ._machines.groups import kernel_columns, warn_constant_model
 from ._solvers.l1_mkl import l1_mkl_alpha_max, solve_l1_mkl
 

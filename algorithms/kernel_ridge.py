@@ -7,7 +7,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._core.base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
 from ._kernels.params import FittedKernelMixin
-from ._kernels.exact import GAMMA_SAMPLE_SEED, check_kernel_params, check_nu, exact_kernel, resolve_gamma
+from ._kernels.bandwidth import GAMMA_SAMPLE_SEED, resolve_gamma
+from ._kernels.exact import exact_kernel
+from ._kernels.matern import check_nu
+from ._kernels.names import check_kernel_params
 from ._kernels.user import (callable_gram, check_precomputed_columns, check_square_gram, drop_zero_weight_gram,
                             user_kernel_kind)
 from ._core.sample_weights import check_sample_weight, class_row_weights, drop_zero_weights

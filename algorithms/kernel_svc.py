@@ -10,7 +10,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._core.base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes
 from ._kernels.params import FittedKernelMixin
-from ._kernels.exact import GAMMA_SAMPLE_SEED, exact_kernel, resolve_gamma
+from ._kernels.bandwidth import GAMMA_SAMPLE_SEED, resolve_gamma
+from ._kernels.exact import exact_kernel
 from ._solvers.platt import class_probabilities, fit_sigmoids
 from ._solvers.svm_dual import Solver
 from ._machines.svc_params import (N_FOLDS, Model, check_fit_memory, check_svc_params, decision_values, label,

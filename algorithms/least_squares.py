@@ -7,8 +7,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from ._core.base import classes_from_scores, one_vs_rest_code
 from ._core.sample_weights import class_row_weights
 from ._core.validation import check_positive, dask_support, is_dask_array
-from ._machines.least_squares import (MAPPED_BLOCK_BYTES, LeastSquaresBase, check_class_labels,  # noqa: F401
-                                      check_feature_map)
+from ._machines.least_squares import LeastSquaresBase, check_class_labels
 from ._solvers.normal_equations import NormalEquations  # noqa: F401  (its public home)
 
 __all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor"]

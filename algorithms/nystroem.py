@@ -8,8 +8,10 @@ import scipy.sparse as sp
 from numba import njit
 
 from ._core.base import FeatureMap, KernelParameter
-from ._kernels.exact import (LAST_BLAS_KERNEL_CODE, SHIFT_INVARIANT, block_scalars, check_nu,
-                             exact_kernel, finish_block, kernel_block, resolve_gamma, shift_invariant_frame, to_frame)
+from ._kernels.bandwidth import resolve_gamma
+from ._kernels.exact import LAST_BLAS_KERNEL_CODE, block_scalars, exact_kernel, finish_block, kernel_block
+from ._kernels.frames import SHIFT_INVARIANT, shift_invariant_frame, to_frame
+from ._kernels.matern import check_nu
 from ._numba.fastmath import FASTMATH
 from ._kernels.landmarks import EIG_FLOOR, check_landmarks, choose_landmarks, landmark_count, uniform_indices
 from ._core.parallel import ThreadScratch
@@ -90,7 +92,7 @@ class Nystroem(FeatureMap):
           shape and finiteness. ``gamma``, ``degree``, ``coef0`` and ``nu`` are
           not used.
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
-        Bandwidth or scale (see :func:`kernelmaps._kernels.exact.resolve_gamma`).
+        Bandwidth or scale (see :func:`kernelmaps.resolve_gamma`).
     degree : int, default=2
         Polynomial degree.
     coef0 : float, default=1.0

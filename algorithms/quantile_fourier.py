@@ -19,7 +19,9 @@ from sklearn.utils.validation import check_is_fitted
 from ._core.base import KernelParameter
 from ._core.rows import product_into
 from ._core.validation import check_choice, check_float_array
-from ._kernels.exact import SKEWED_KERNELS, canonical_kernel, check_skewedness, scaled_gram
+from ._kernels.exact import scaled_gram
+from ._kernels.frames import check_skewedness
+from ._kernels.names import SKEWED_KERNELS, canonical_kernel
 from ._maps.cosine import CosineFeatureMap, cos_features
 from ._maps.qmc import SAMPLINGS, sobol_uniforms
 

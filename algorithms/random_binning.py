@@ -12,7 +12,9 @@ from ._core.rows import bandwidth_input, densify_rows
 from ._core.sparse_map import SparseFeatureMap
 from ._core.validation import (FeatureOverflowError, check_fits_in_memory, check_float_array, check_integer,
                                clear_fitted_state, dask_support, is_dask_array)
-from ._kernels.exact import SKEWED_KERNELS, canonical_kernel, check_skewedness, resolve_gamma
+from ._kernels.bandwidth import resolve_gamma
+from ._kernels.frames import check_skewedness
+from ._kernels.names import SKEWED_KERNELS, canonical_kernel
 from ._numba import bin_tables
 
 __all__ = ["RandomBinning"]

@@ -11,7 +11,7 @@ from ._core.base import FeatureMap, KernelParameter
 from ._core.parallel import ThreadScratch
 from ._numba.fastmath import FASTMATH
 from ._numba.fwht import fwht_row, next_power_of_two
-from ._kernels.exact import canonical_kernel, check_degree
+from ._kernels.names import canonical_kernel, check_degree
 from ._core.rows import densify_rows, product_into
 from ._core.validation import check_float_array, check_positive
 

@@ -5,7 +5,9 @@ import numpy as np
 from ._core.base import KernelParameter
 from ._core.rows import product_into
 from ._core.validation import check_choice
-from ._kernels.exact import SHIFT_INVARIANT, canonical_kernel, check_nu
+from ._kernels.frames import SHIFT_INVARIANT
+from ._kernels.matern import check_nu
+from ._kernels.names import canonical_kernel
 from ._maps.cosine import CosineFeatureMap
 from ._maps.qmc import SAMPLINGS, draw_spectral_qmc
 from ._maps.spectral import draw_spectral
@@ -46,7 +48,7 @@ class RandomFourierFeatures(CosineFeatureMap):
         :class:`kernelmaps.KernelName`).
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
         Bandwidth, or a heuristic resolved at fit time (see
-        :func:`kernelmaps._kernels.exact.resolve_gamma`). The Gaussian kernel has
+        :func:`kernelmaps.resolve_gamma`). The Gaussian kernel has
         scikit-learn's ``RBFSampler`` semantics.
     nu : float, default=1.5
         Smoothness of the Matérn kernel (> 0; used only with ``kernel='matern'``).

@@ -10,7 +10,7 @@ from numba import njit
 from ._core.base import FeatureMap
 from ._core.parallel import ThreadScratch
 from ._core.validation import check_positive
-from ._kernels.exact import check_degree
+from ._kernels.names import check_degree
 from ._numba.fastmath import FASTMATH
 
 __all__ = ["TensorSketch"]

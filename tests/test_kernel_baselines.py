@@ -16,7 +16,8 @@ from kernelmaps._kernels.exact import exact_kernel
 from kernelmaps._solvers import greedy_cd
 from kernelmaps._solvers.kernel_cache import kernel_column
 from kernelmaps._solvers.smo import smo_second_order, _swap_variables
-from kernelmaps._kernels.exact import KERNEL_CODES, KERNELS
+from kernelmaps._kernels.exact import KERNEL_CODES
+from kernelmaps._kernels.names import KERNELS
 from kernelmaps._core.validation import InsufficientMemoryError
 
 from naive import greedy_coordinate_descent, svm_dual_violation

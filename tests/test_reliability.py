@@ -15,7 +15,7 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from threadpoolctl import threadpool_info
 
 import kernelmaps
-from kernelmaps._kernels.exact import resolve_gamma
+from kernelmaps._kernels.bandwidth import resolve_gamma
 from kernelmaps._core.validation import FeatureOverflowError, InsufficientMemoryError
 from registry import ALL, FEATURE_MAPS, REGISTRY, SIZED_MAPS, dense, domain, fit, make, stored, takes
 

@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._kernels.exact import exact_kernel
 from .._numba.fastmath_arrays import all_finite
-from .parallel import MAX_BLOCK_BYTES, ThreadScratch, block_rows, n_worker_threads, run_row_blocks  # noqa: F401
+from .parallel import ThreadScratch, block_rows, n_worker_threads, run_row_blocks
 from .rows import dense_rows, densify_rows
 from .validation import (FeatureOverflowError, check_fits_in_memory, check_float_array, check_n_components,
                          clear_fitted_state, dask_support, is_dask_array)

@@ -59,7 +59,7 @@ def resolve_gamma(gamma, X, kernel, rng, n_sample=GAMMA_SAMPLE_ROWS):
     gamma : float or {'scale', 'median', 'knn50'}
     X : ndarray of shape (n_samples, n_features)
     kernel : str
-        A name from :data:`kernelmaps._kernels.exact.KERNELS`; the distance heuristics need a
+        A name from :data:`kernelmaps._kernels.names.KERNELS`; the distance heuristics need a
         shift-invariant one.
     rng : None, int, numpy.random.RandomState or numpy.random.Generator
         Draws the row sample of ``'median'`` and ``'knn50'`` when ``X`` has more

@@ -67,17 +67,14 @@ Rahimi, A. and Recht, B. Random features for large-scale kernel machines. NIPS 2
 import numpy as np
 from numba import njit
 
-from .._numba.fastmath import FASTMATH, vexp
-from .._numba.fastmath_arrays import all_finite
-from .bandwidth import GAMMA_SAMPLE_SEED, resolve_gamma  # noqa: F401  (the estimators import them from here)
-from .frames import (SHIFT_INVARIANT, check_non_negative, check_skewedness, dtype_gamma, frame_gamma,  # noqa: F401
-                     shift_invariant_frame, skewed_log, to_frame)
-# the names and parameter checks, for the modules that import them from here
 from .._core.parallel import block_rows, run_row_blocks
 from .._core.validation import FeatureOverflowError
-from .matern import MATERN_DISTANCE_CODE, check_nu, matern_code, matern_distances, matern_from_distance  # noqa: F401
-from .names import (ALL_KERNELS, CHI2_KERNELS, KERNELS, SKEWED_INNER, SKEWED_KERNELS, as_pair,  # noqa: F401
-                    canonical_kernel, check_degree, check_kernel_params)
+from .._numba.fastmath import FASTMATH, vexp
+from .._numba.fastmath_arrays import all_finite
+from .frames import (SHIFT_INVARIANT, check_non_negative, check_skewedness, frame_gamma, shift_invariant_frame,
+                     skewed_log, to_frame)
+from .matern import MATERN_DISTANCE_CODE, check_nu, matern_code, matern_distances, matern_from_distance
+from .names import ALL_KERNELS, CHI2_KERNELS, SKEWED_INNER, SKEWED_KERNELS, as_pair, canonical_kernel, check_degree
 
 
 # ------------------------------------------------------------------ kernels

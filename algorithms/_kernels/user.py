@@ -16,7 +16,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core.parallel import block_rows
-from .exact import KERNELS, canonical_kernel, check_kernel_params, exact_kernel
+from .exact import exact_kernel
+from .names import KERNELS, canonical_kernel, check_kernel_params
 
 #: Largest ``max |K - K^T|`` a precomputed float64 Gram matrix may have, relative to ``max |K|``.
 SYMMETRY_RTOL = 1e-8
@@ -33,7 +34,7 @@ def user_kernel_kind(kernel):
 
 
 def check_kernel_params_or_user(kernel, degree, coef0):
-    """:func:`kernelmaps._kernels.exact.check_kernel_params` for an estimator that also takes user kernels.
+    """:func:`kernelmaps._kernels.names.check_kernel_params` for an estimator that also takes user kernels.
 
     For a name outside the vocabulary, the ``ValueError`` lists every choice of
     such an estimator: the names, ``'precomputed'`` and a callable.

@@ -24,8 +24,11 @@ from .._core.parallel import n_worker_threads
 from .._core.rows import bandwidth_input
 from .._core.validation import (check_bool, check_fits_in_memory, check_fraction, check_input, check_integer,
                                 check_positive, dask_support, is_dask_array, user_stacklevel, validation_rows)
-from .._kernels.exact import check_kernel_params, check_nu, exact_kernel, resolve_gamma
+from .._kernels.bandwidth import resolve_gamma
+from .._kernels.exact import exact_kernel
 from .._kernels.landmarks import check_landmarks, choose_landmarks, landmark_count, uniform_indices
+from .._kernels.matern import check_nu
+from .._kernels.names import check_kernel_params
 from .._kernels.params import FittedKernelMixin
 from .._solvers.kernel_operator import KernelOperator
 

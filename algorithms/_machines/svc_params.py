@@ -7,8 +7,9 @@ import numpy as np
 from .._core.sample_weights import check_class_weight
 from .._core.validation import check_bool, check_choice, check_fits_in_memory, check_n_components, check_positive, \
     format_bytes
-from .._kernels.exact import check_kernel_params, check_nu
+from .._kernels.matern import check_nu
 from .._kernels.matern import MATERN_DISTANCE_CODE, matern_code
+from .._kernels.names import check_kernel_params
 from .._kernels.user import user_kernel_kind
 from .._solvers.svm_dual import SOLVER_VECTORS
 

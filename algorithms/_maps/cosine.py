@@ -15,7 +15,7 @@ from numba import njit
 from .._core.base import FeatureMap
 from .._core.rows import bandwidth_input, product_into
 from .._core.validation import check_choice
-from .._kernels.exact import resolve_gamma
+from .._kernels.bandwidth import resolve_gamma
 from .._numba.fastmath import FASTMATH, row_needs_libm, trig_limit, vcos, vscaled_cos, vsincos
 
 
@@ -30,7 +30,7 @@ def cos_features(P, offset, scale):
     """In place, ``P[i, j] <- scale * cos(P[i, j] + offset[j])``.
 
     The RFF epilogue after the BLAS product ``P = X W``, run serially on one row
-    block (blocks run in parallel, see :func:`kernelmaps._core.base.run_row_blocks`).
+    block (blocks run in parallel, see :func:`kernelmaps._core.parallel.run_row_blocks`).
     One vectorized pass per row: add the offset, evaluate the polynomial cosine
     with the scale folded in, and note whether any argument exceeds its range;
     such a chunk of the row is then recomputed with libm from its saved arguments.
