@@ -48,7 +48,8 @@ from numba import njit
 from ._core.base import FeatureMap
 from ._core.parallel import n_worker_threads
 from ._core.validation import FeatureOverflowError, check_fits_in_memory, check_integer, check_positive
-from ._numba.fastmath import FASTMATH, TRIG_LIMIT32, TRIG_LIMIT64, vlog, vsincos
+from ._numba.fastmath import FASTMATH, TRIG_LIMIT32, TRIG_LIMIT64, vsincos
+from ._numba.fastmath_log import vlog
 
 __all__ = ["AdditiveChi2Map"]
 

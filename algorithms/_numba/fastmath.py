@@ -1,14 +1,15 @@
-"""Branchless, vectorizable cos, sin, exp and log for Numba kernels.
+"""Branchless, vectorizable cos, sin and exp for Numba kernels.
 
 Numba on this stack has no SVML, so ``np.cos`` or ``math.exp`` inside a loop is a
 scalar libm call and the loop cannot vectorize. The functions here are written as
 range reduction plus a polynomial with selects instead of branches, so that LLVM
-inlines them and emits SIMD code for the loops that call them.
+inlines them and emits SIMD code for the loops that call them. The log, built on
+the same bit casts, is :mod:`kernelmaps._numba.fastmath_log`'s.
 
-Inside ``@njit`` code call the generic :func:`vcos`, :func:`vsin`, :func:`vsincos`,
-:func:`vexp` and :func:`vlog`: each resolves at compile time to the float32 or float64
-implementation of its argument's type, so float32 kernels stay in float32 and use
-twice the SIMD lanes.
+Inside ``@njit`` code call the generic :func:`vcos`, :func:`vsin`, :func:`vsincos`
+and :func:`vexp` (and :func:`kernelmaps._numba.fastmath_log.vlog`): each resolves at
+compile time to the float32 or float64 implementation of its argument's type, so
+float32 kernels stay in float32 and use twice the SIMD lanes.
 
 Accuracy (tested against numpy in ``tests/test_fastmath.py``):
 
@@ -16,8 +17,6 @@ Accuracy (tested against numpy in ``tests/test_fastmath.py``):
   relative error below 1e-14 for exp over its whole range.
 * float32: absolute error below 1e-6 for ``|x| <= TRIG_LIMIT32``; relative error
   below 1e-6 for exp.
-* log, both dtypes: within one unit in the last place for positive finite ``x``,
-  subnormals included (fdlibm's ``__ieee754_log``, Cephes' ``logf``).
 
 Beyond the trig limits the Cody-Waite reduction loses bits. Kernels that can meet
 such arguments check a row cheaply (a vectorized sum of squares) and fall back to
@@ -69,8 +68,8 @@ _S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969
 _C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
 _C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
 _LOG2E = 1.44269504088896338700e00
-_LN2_HI = 6.93147180369123816490e-01
-_LN2_LO = 1.90821492927058770002e-10
+LN2_HI = 6.93147180369123816490e-01
+LN2_LO = 1.90821492927058770002e-10
 
 # cos on the half-period: x = k pi + r with |r| <= pi/2, cos x = (-1)^k cos r. One
 # even polynomial replaces the sin/cos pair and the quadrant selects of a pi/2
@@ -122,8 +121,8 @@ _C1_F = _F(4.166664568298827e-2)
 _C2_F = _F(-1.388731625493765e-3)
 _C3_F = _F(2.443315711809948e-5)
 _LOG2E_F = _F(1.44269504088896341)
-_LN2_HI_F = _F(0.693359375)
-_LN2_LO_F = _F(-2.12194440e-4)
+LN2_HI_F = _F(0.693359375)
+LN2_LO_F = _F(-2.12194440e-4)
 _Q0_F, _Q1_F, _Q2_F, _Q3_F, _Q4_F = (_F(c) for c in (
     -0.5, 0.0416666604578495, -0.0013888651737943292, 2.4774579287623055e-05, -2.62975163423107e-07))
 _ONE_OVER_PI_F = _F(0.318309886183790671538)
@@ -160,11 +159,11 @@ def _bitcast_intrinsic(name, targets, doc):
     return intrinsic(typer)
 
 
-_bits_to_float = _bitcast_intrinsic(
-    "_bits_to_float", {i: f for f, i in _SAME_WIDTH_INT.items()},
+bits_to_float = _bitcast_intrinsic(
+    "bits_to_float", {i: f for f, i in _SAME_WIDTH_INT.items()},
     "Reinterpret the bits of an int64 (int32) as a float64 (float32).")
-_float_to_bits = _bitcast_intrinsic(
-    "_float_to_bits", _SAME_WIDTH_INT, "Reinterpret the bits of a float64 (float32) as an int64 (int32).")
+float_to_bits = _bitcast_intrinsic(
+    "float_to_bits", _SAME_WIDTH_INT, "Reinterpret the bits of a float64 (float32) as an int64 (int32).")
 
 
 @njit(cache=True, inline="always")
@@ -186,7 +185,7 @@ def _sincos64(x):
     r = x - k * _PIO2_1
     r = r - k * _PIO2_2
     r = r - k * _PIO2_3
-    q = _float_to_bits(t)  # its low bits are k's: 1.5 * 2**52 is a multiple of 4
+    q = float_to_bits(t)  # its low bits are k's: 1.5 * 2**52 is a multiple of 4
     z = r * r
     s = r + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
     c = 1.0 - 0.5 * z + z * z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6)))))
@@ -209,7 +208,7 @@ def _scaled_cos64(x, scale):
     z = r * r
     c = scale + z * (scale * _Q0 + z * (scale * _Q1 + z * (scale * _Q2 + z * (scale * _Q3 + z * (
         scale * _Q4 + z * (scale * _Q5 + z * (scale * _Q6 + z * (scale * _Q7))))))))
-    return _bits_to_float(_float_to_bits(c) ^ (_float_to_bits(t) << 63))
+    return bits_to_float(float_to_bits(c) ^ (float_to_bits(t) << 63))
 
 
 @njit(cache=True, fastmath=POLY_FLAGS, inline="never")
@@ -230,16 +229,16 @@ def _exp64(x):
     xc = _EXP64_LOW if xc < _EXP64_LOW else xc
     t = xc * _LOG2E + _EXP_ROUND64  # k + 2 * bias in the low bits, as in _sincos64
     k = t - _EXP_ROUND64
-    r = xc - k * _LN2_HI
-    r = r - k * _LN2_LO
+    r = xc - k * LN2_HI
+    r = r - k * LN2_LO
     p = 1.0 + r * (1.0 + r * (_P0 + r * (_P1 + r * (_P2 + r * (_P3 + r * (_P4 + r * (
         _P5 + r * (_P6 + r * (_P7 + r * _P8)))))))))
     # 2**k = 2**floor(k/2) * 2**ceil(k/2): m >> 1 and m - (m >> 1) are their biased
     # exponents (m = k + 2 bias), and the shift by 52 drops the magic number's bits.
-    bits = _float_to_bits(t)
+    bits = float_to_bits(t)
     half = bits >> 1
-    scale_a = _bits_to_float(half << _MANTISSA64)
-    scale_b = _bits_to_float((bits - half) << _MANTISSA64)
+    scale_a = bits_to_float(half << _MANTISSA64)
+    scale_b = bits_to_float((bits - half) << _MANTISSA64)
     return p * scale_a * scale_b
 
 
@@ -251,7 +250,7 @@ def _sincos32(x):
     r = x - k * _DP1_F
     r = r - k * _DP2_F
     r = r - k * _DP3_F
-    q = _float_to_bits(t)
+    q = float_to_bits(t)
     z = r * r
     s = r + r * z * (_S1_F + z * (_S2_F + z * _S3_F))
     c = _F(1.0) - _F(0.5) * z + z * z * (_C1_F + z * (_C2_F + z * _C3_F))
@@ -272,7 +271,7 @@ def _scaled_cos32(x, scale):
     z = r * r
     c = scale + z * (scale * _Q0_F + z * (scale * _Q1_F + z * (scale * _Q2_F + z * (
         scale * _Q3_F + z * (scale * _Q4_F)))))
-    return _bits_to_float(np.int32(_float_to_bits(c) ^ (_float_to_bits(t) << 31)))
+    return bits_to_float(np.int32(float_to_bits(c) ^ (float_to_bits(t) << 31)))
 
 
 @njit(cache=True, fastmath=POLY_FLAGS, inline="never")
@@ -292,80 +291,14 @@ def _exp32(x):
     xc = _F(_EXP32_LOW) if xc < _F(_EXP32_LOW) else xc
     t = xc * _LOG2E_F + _EXP_ROUND32
     k = t - _EXP_ROUND32
-    r = xc - k * _LN2_HI_F
-    r = r - k * _LN2_LO_F
+    r = xc - k * LN2_HI_F
+    r = r - k * LN2_LO_F
     p = _F(1.0) + r * (_F(1.0) + r * (_P0_F + r * (_P1_F + r * (_P2_F + r * (_P3_F + r * _P4_F)))))
-    bits = _float_to_bits(t)
+    bits = float_to_bits(t)
     half = np.int32(bits >> 1)
-    scale_a = _bits_to_float(np.int32(half << _MANTISSA32))
-    scale_b = _bits_to_float(np.int32((bits - half) << _MANTISSA32))
+    scale_a = bits_to_float(np.int32(half << _MANTISSA32))
+    scale_b = bits_to_float(np.int32((bits - half) << _MANTISSA32))
     return p * scale_a * scale_b
-
-
-# ------------------------------------------------------------------- log
-
-# fdlibm's __ieee754_log: log(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)), s = f / (2 + f)
-_LG1, _LG2, _LG3 = 6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01
-_LG4, _LG5, _LG6 = 2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01
-_LG7 = 1.479819860511658591e-01
-_SMALLEST_NORMAL64 = 2.2250738585072014e-308
-_TWO54 = 18014398509481984.0
-_MANTISSA_BITS64 = np.int64(0x000FFFFFFFFFFFFF)
-_EXPONENT_ONE64 = np.int64(0x3FF0000000000000)
-# adding this to the mantissa carries into bit 52 exactly when the mantissa is
-# above ~sqrt(2): the reduced argument then lies in [sqrt(2)/2, sqrt(2))
-_SQRT2_CARRY64 = np.int64(0x00095F6400000000)
-_BIT52 = np.int64(0x0010000000000000)
-
-# Cephes' logf
-_SQRTHF_F = _F(0.707106781186547524)
-_SMALLEST_NORMAL32 = _F(1.17549435e-38)
-_TWO25_F = _F(33554432.0)
-_L1_F, _L2_F, _L3_F = _F(7.0376836292e-2), _F(-1.1514610310e-1), _F(1.1676998740e-1)
-_L4_F, _L5_F, _L6_F = _F(-1.2420140846e-1), _F(1.4249322787e-1), _F(-1.6668057665e-1)
-_L7_F, _L8_F, _L9_F = _F(2.0000714765e-1), _F(-2.4999993993e-1), _F(3.3333331174e-1)
-
-
-# error_model="numpy": Python's check for a zero divisor (never the case for 2 + f)
-# would be a branch in the loop that keeps it from vectorizing
-@njit(cache=True, fastmath=POLY_FLAGS, inline="never", error_model="numpy")
-def log64(x):
-    # x > 0 and finite (the caller's select guarantees it); subnormals are scaled first
-    tiny = x < _SMALLEST_NORMAL64
-    x = x * _TWO54 if tiny else x
-    bits = _float_to_bits(x)
-    k = (bits >> 52) - 1023 - (54 if tiny else 0)
-    mantissa = bits & _MANTISSA_BITS64
-    carry = (mantissa + _SQRT2_CARRY64) & _BIT52
-    m = _bits_to_float(mantissa | (carry ^ _EXPONENT_ONE64))
-    k = k + (carry >> 52)
-    f = m - 1.0
-    s = f / (2.0 + f)
-    z = s * s
-    w = z * z
-    R = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7))) + w * (_LG2 + w * (_LG4 + w * _LG6))
-    hfsq = 0.5 * f * f
-    dk = np.float64(k)
-    return dk * _LN2_HI - ((hfsq - (s * (hfsq + R) + dk * _LN2_LO)) - f)
-
-
-@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
-def _log32(x):
-    tiny = x < _SMALLEST_NORMAL32
-    x = x * _TWO25_F if tiny else x
-    bits = _float_to_bits(x)
-    e = ((bits >> 23) & np.int32(0xFF)) - np.int32(126) - np.int32(25 if tiny else 0)
-    m = _bits_to_float(np.int32((bits & np.int32(0x007FFFFF)) | np.int32(0x3F000000)))  # in [1/2, 1)
-    low = m < _SQRTHF_F
-    e = e - np.int32(1 if low else 0)
-    t = (m + m if low else m) - _F(1.0)
-    z = t * t
-    y = (((((((((_L1_F * t + _L2_F) * t + _L3_F) * t + _L4_F) * t + _L5_F) * t + _L6_F) * t + _L7_F) * t
-            + _L8_F) * t + _L9_F) * t * z)
-    fe = _F(e)
-    y = y + _LN2_LO_F * fe
-    y = y - _F(0.5) * z
-    return (t + y) + _LN2_HI_F * fe
 
 
 # ------------------------------------------------------- generic entry points
@@ -395,17 +328,12 @@ def vexp(x):
     return math.exp(x)
 
 
-def vlog(x):
-    """Vectorizable natural log of a positive, finite float32 or float64 (Numba only)."""
-    return math.log(x)
-
-
 def trig_limit(x):
     """The largest ``|x|`` for which :func:`vcos` is accurate, in x's type."""
     return TRIG_LIMIT64
 
 
-def _by_dtype(impl32, impl64):
+def by_dtype(impl32, impl64):
     def typer(x):
         if x == types.float32:
             return lambda x: impl32(x)
@@ -416,9 +344,9 @@ def _by_dtype(impl32, impl64):
     return typer
 
 
-overload(vcos)(_by_dtype(_cos32, _cos64))
-overload(vsin)(_by_dtype(_sin32, _sin64))
-overload(vsincos)(_by_dtype(_sincos32, _sincos64))
+overload(vcos)(by_dtype(_cos32, _cos64))
+overload(vsin)(by_dtype(_sin32, _sin64))
+overload(vsincos)(by_dtype(_sincos32, _sincos64))
 
 
 @overload(vscaled_cos)
@@ -428,8 +356,7 @@ def _vscaled_cos_impl(x, scale):
     if x == types.float64 and scale == types.float64:
         return lambda x, scale: _scaled_cos64(x, scale)
     return None
-overload(vexp)(_by_dtype(_exp32, _exp64))
-overload(vlog)(_by_dtype(_log32, log64))
+overload(vexp)(by_dtype(_exp32, _exp64))
 
 
 @overload(trig_limit)

@@ -31,12 +31,12 @@ import math
 import numpy as np
 from numba import njit
 
-from . import fastmath
+from .fastmath import POLY_FLAGS
+from .fastmath_log import log64
 
-# The float64 log of fastmath, inlined into the sampling loop: called, it keeps the
+# The float64 log of fastmath_log, inlined into the sampling loop: called, it keeps the
 # loop over the hashes from vectorizing (three logs per hash and feature dominate it).
-_log = njit(cache=True, fastmath=fastmath.POLY_FLAGS, inline="always", error_model="numpy")(
-    fastmath.log64.py_func)
+_log = njit(cache=True, fastmath=POLY_FLAGS, inline="always", error_model="numpy")(log64.py_func)
 
 #: The size of the hashed space: hash values are 64-bit words.
 HASH_SPACE = 1 << 64

@@ -11,7 +11,8 @@ import numpy as np
 from numba import njit
 from scipy.optimize import brentq
 
-from .._numba.fastmath import FASTMATH, vexp, vlog
+from .._numba.fastmath import FASTMATH, vexp
+from .._numba.fastmath_log import vlog
 
 #: Loss name -> code read by the Numba kernels.
 LOSS_CODES = {"squared": 0, "logistic": 1, "epsilon_logistic": 2}
