@@ -15,15 +15,17 @@ import importlib
 import pkgutil
 from importlib.metadata import PackageNotFoundError, version
 
-from . import _threads  # noqa: F401  (registers the threadpoolctl controller of our threads)
+from ._core import threads as _threads  # noqa: F401  (registers the threadpoolctl controller of our threads)
 from . import datasets
-from ._base import REGISTRY as ALGORITHMS
-from ._base import FeatureMap, KernelName, RegisteredEstimator  # noqa: F401  (the extension API)
-from ._hadamard import fwht
-from ._kernels import KERNELS, exact_kernel, resolve_gamma  # noqa: F401
-from ._metrics import kernel_mse, nrmse, relative_frobenius_error
-from ._sparse_map import SparseFeatureMap  # noqa: F401  (the extension API for sparse output)
-from ._minhash_exact import min_max_kernel, tanimoto_kernel
+from ._core.base import REGISTRY as ALGORITHMS
+from ._core.base import FeatureMap, KernelName, RegisteredEstimator  # noqa: F401  (the extension API)
+from ._numba.fwht import fwht
+from ._kernels.bandwidth import resolve_gamma
+from ._kernels.exact import exact_kernel
+from ._kernels.names import KERNELS  # noqa: F401
+from ._core.metrics import kernel_mse, nrmse, relative_frobenius_error
+from ._core.sparse_map import SparseFeatureMap  # noqa: F401  (the extension API for sparse output)
+from ._kernels.minhash import min_max_kernel, tanimoto_kernel
 from .arc_cosine import arc_cosine_kernel
 
 try:

@@ -45,10 +45,11 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._base import FeatureMap
-from ._fastmath import FASTMATH, TRIG_LIMIT32, TRIG_LIMIT64, vlog, vsincos
-from ._parallel import n_worker_threads
-from ._validation import FeatureOverflowError, check_fits_in_memory, check_integer, check_positive
+from ._core.base import FeatureMap
+from ._core.parallel import n_worker_threads
+from ._core.validation import FeatureOverflowError, check_fits_in_memory, check_integer, check_positive
+from ._numba.fastmath import FASTMATH, TRIG_LIMIT32, TRIG_LIMIT64, vsincos
+from ._numba.fastmath_log import vlog
 
 __all__ = ["AdditiveChi2Map"]
 
@@ -131,7 +132,7 @@ def trig_arguments_in_range(frequencies, dtype):
     (:func:`spectrum_samples` with ``dtype``), ``sech(pi f) > 0`` bounds ``f``, and
     the largest argument is 1.8e5 in float64 and 7.0e3 in float32 for any
     ``sample_interval``: within 1e6 and 8192, the ranges where
-    :func:`kernelmaps._fastmath.vsincos` is accurate.
+    :func:`kernelmaps._numba.fastmath.vsincos` is accurate.
     """
     dtype = np.dtype(dtype)
     if not len(frequencies):

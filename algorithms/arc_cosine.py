@@ -5,13 +5,12 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from . import _hadamard_map
-from ._arc_cosine import arc_cosine_features, arc_cosine_gram, check_order
-from ._base import FeatureMap
-from ._cosine_map import DenseFormProjection
-from ._hadamard import next_power_of_two
-from ._validation import check_choice, check_float_array, check_numeric_dtype
-from .sorf import _sorf_project
+from ._core.base import FeatureMap
+from ._core.validation import check_choice, check_float_array, check_numeric_dtype
+from ._kernels.arc_cosine import arc_cosine_features, arc_cosine_gram, check_order
+from ._maps import hadamard as hadamard_map
+from ._maps.cosine import DenseFormProjection
+from ._numba.fwht import next_power_of_two
 
 __all__ = ["ArcCosineFeatures"]
 
@@ -204,7 +203,7 @@ class ArcCosineFeatures(DenseFormProjection, FeatureMap):
         p = max(next_power_of_two(n_features), MIN_BLOCK)
         padded = -(-D // p) * p
         # three diagonals and the norms; the dense form's d x D matrix where it applies
-        dense = n_features * D if p <= _hadamard_map.DENSE_MAX_BLOCK else 0
+        dense = n_features * D if p <= hadamard_map.DENSE_MAX_BLOCK else 0
         return 8 * (5 * padded + dense), 8 * (2 * padded + D)
 
     def _fit(self, X, rng):
@@ -227,13 +226,13 @@ class ArcCosineFeatures(DenseFormProjection, FeatureMap):
         return self.n_components_
 
     def _dense_is_cheaper(self):
-        return self.padded_features_ <= _hadamard_map.DENSE_MAX_BLOCK
+        return self.padded_features_ <= hadamard_map.DENSE_MAX_BLOCK
 
     def _structured_projection(self, dtype):
         return tuple(np.ascontiguousarray(b, dtype=dtype) for b in self.blocks_)
 
     def _project_structured(self, X, P, blocks):
-        _sorf_project(X, *blocks, P)
+        hadamard_map.sorf_project(X, *blocks, P)
 
     def _prepare_transform(self, dtype):
         scale = math.sqrt(2.0 / self.n_components_)

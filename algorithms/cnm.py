@@ -4,7 +4,7 @@ A cosine map ``Z(x) = sqrt(2/k) cos(Θ^T [x; 1])`` whose dense projection ``Θ``
 learned, jointly with a linear SVM (eq. 5, Algorithm 3) or to approximate the
 Gaussian kernel (section 5, eq. 10). The alternating scheme, its gradients and
 its step rules are shared with the optimized circulant map and live in
-:mod:`kernelmaps._learned_map`; this module adds the dense projection,
+:mod:`kernelmaps._maps.learned`; this module adds the dense projection,
 ``dL/dΘ = [X_A, 1]^T dL/dP``, and a round of ``Θ`` steps fused into one Numba call.
 """
 
@@ -13,10 +13,11 @@ import math
 import numpy as np
 from numba import njit
 
-from ._fastmath import FASTMATH
-from ._learned_map import LearnedCosineMap, _cos_sin_features, _hinge_rows_backward, _projection_step
-from .pegasos import _draw_minibatches, _hinge_margins
-from .rff import _draw_spectral
+from ._maps.learned import LearnedCosineMap, cos_sin_features, hinge_rows_backward, projection_step
+from ._maps.spectral import draw_spectral
+from ._numba.fastmath import FASTMATH
+from ._solvers.pegasos_dense import draw_minibatches
+from ._solvers.pegasos_kernels import hinge_margins
 
 __all__ = ["CompactNonlinearMap"]
 
@@ -48,7 +49,7 @@ def _dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, lam, paper_st
         ∇Θ = X_A^T dP,   ∇offset = sum_r dP_r
 
     (eq. 9 summed over the classes), then one
-    :func:`kernelmaps._learned_map._projection_step` on each of ``Θ`` and
+    :func:`kernelmaps._maps.learned.projection_step` on each of ``Θ`` and
     ``offset``, ``t`` counting from ``t0 + 1``. It is the computation of
     ``LearnedCosineMap._sgd_projection`` with ``CompactNonlinearMap``'s hooks,
     in one call, because Python's per-step overhead was a third of the step. The
@@ -118,11 +119,11 @@ def _dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, lam, paper_st
         for r in range(M):
             for i in range(k):
                 P[r, i] += offset[i]
-        _cos_sin_features(P, scale, Z, S)
+        cos_sin_features(P, scale, Z, S)
         np.dot(Z, W, scores)
-        _, n_active = _hinge_margins(scores, b, signs, rows, margins, counts)
-        n = _hinge_rows_backward(S, margins, counts, n_active, signs, rows, WT, factor, G, GW, dP,
-                                 active_rows, pair_slot, pair_class)
+        _, n_active = hinge_margins(scores, b, signs, rows, margins, counts)
+        n = hinge_rows_backward(S, margins, counts, n_active, signs, rows, WT, factor, G, GW, dP,
+                                active_rows, pair_slot, pair_class)
         if n == 0:
             continue  # a zero gradient: neither rule moves
         # rows without an active class have dP = 0: leave them out of X_A^T dP
@@ -134,10 +135,10 @@ def _dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, lam, paper_st
         for q in range(n):
             for i in range(k):
                 g_offset[i] += dP[q, i]
-        _projection_step(theta, g_theta, t, lam, paper_step, eta0, size_theta,
-                         0.0 if paper_step else _rms(g_theta))
-        _projection_step(offset_row, g_offset_row, t, lam, paper_step, eta0, size_offset,
-                         0.0 if paper_step else _rms(g_offset_row))
+        projection_step(theta, g_theta, t, lam, paper_step, eta0, size_theta,
+                        0.0 if paper_step else _rms(g_theta))
+        projection_step(offset_row, g_offset_row, t, lam, paper_step, eta0, size_offset,
+                        0.0 if paper_step else _rms(g_offset_row))
     return t0 + n_steps
 
 
@@ -261,7 +262,7 @@ class CompactNonlinearMap(LearnedCosineMap):
                    "n_steps_w": 5, "n_steps_theta": 5, "max_iter": 2}
 
     def _init_projection(self, n_features, k, gamma, rng):
-        return [_draw_spectral("gaussian", gamma, (n_features, k), rng)]
+        return [draw_spectral("gaussian", gamma, (n_features, k), rng)]
 
     def _project(self, X, params):
         return X @ params[0]
@@ -272,7 +273,7 @@ class CompactNonlinearMap(LearnedCosineMap):
     def _hinge_sgd_projection(self, X, signs, W, b, params, initial_rms, schedule, rng, t0):
         # the generic round, fused into one Numba call
         theta, offset = params
-        batches = _draw_minibatches(rng, X.shape[0], schedule.n_steps_theta, schedule.batch_size)
+        batches = draw_minibatches(rng, X.shape[0], schedule.n_steps_theta, schedule.batch_size)
         eta0 = 0.0 if schedule.paper_step else schedule.eta0
         return _dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, schedule.lam,
                                       schedule.paper_step, eta0, initial_rms[0], initial_rms[1], t0)

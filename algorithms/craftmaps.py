@@ -4,11 +4,11 @@ import math
 
 import numpy as np
 
-from ._base import FeatureMap
-from ._parallel import ThreadScratch
-from ._validation import check_choice, check_n_components
+from ._core.base import FeatureMap
+from ._core.parallel import ThreadScratch
+from ._core.validation import check_choice, check_n_components
+from ._maps.hadamard import srht_apply, srht_draw
 from .random_maclaurin import RandomMaclaurin
-from .srht import _srht_apply, _srht_draw
 from .tensor_sketch import TensorSketch, polynomial_count_sketch_peer
 
 __all__ = ["CRAFTMaps"]
@@ -153,7 +153,7 @@ class CRAFTMaps(FeatureMap):
         if self.down == "gaussian":
             self.projection_ = rng.normal(0.0, 1.0 / math.sqrt(E), size=(D, E))
         else:
-            self.signs_, self.index_ = _srht_draw(D, E, rng)
+            self.signs_, self.index_ = srht_draw(D, E, rng)
 
     def _planned_bytes(self, n_features):
         E = self.n_components_
@@ -183,7 +183,7 @@ class CRAFTMaps(FeatureMap):
         if isinstance(down, np.ndarray):
             np.matmul(Z, down, out=out)
         else:
-            _srht_apply(Z, *down, out)
+            srht_apply(Z, *down, out)
 
     def _kernel_params(self):
         return {"kernel": "polynomial", "gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}

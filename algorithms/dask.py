@@ -48,10 +48,7 @@ Rocklin, M. Dask: parallel computation with blocked algorithms and task
 scheduling. SciPy 2015.
 """
 
-import contextlib
 import copy
-import math
-import warnings
 
 import numpy as np
 
@@ -65,14 +62,12 @@ except ImportError as error:  # pragma: no cover - exercised by the no-dask test
         "(dask[array] and distributed)"
     ) from error
 
-import numba
 from sklearn.base import is_classifier
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._parallel import blas_single_thread
-from ._validation import (NON_NUMERIC_KINDS, check_fits_in_memory, check_integer, clear_fitted_state,
-                          is_dask_array)
+from ._core.validation import check_fits_in_memory, check_integer, clear_fitted_state, is_dask_array
+from ._machines.dask_support import align_rows, as_targets, check_rows, graph_node, known_rows, serial
 
 __all__ = ["FIT_SAMPLE_ROWS", "TREE_FAN_IN", "FeatureChunksWarning", "fit", "fit_learner", "predict_lazily",
            "sample_rows", "transform"]
@@ -92,67 +87,8 @@ class FeatureChunksWarning(UserWarning):
     """A Dask array chunked along its features was rejoined into whole rows."""
 
 
-@contextlib.contextmanager
-def _serial():
-    """One thread for Numba and BLAS inside a task: Dask runs the chunks in parallel.
-
-    ``numba.set_num_threads`` is per thread, so concurrent tasks on one worker's
-    threads do not disturb each other.
-    """
-    previous = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        with blas_single_thread():
-            yield
-    finally:
-        numba.set_num_threads(previous)
-
-
-def _check_rows(X, name="X"):
-    """A 2-D numeric Dask array chunked along rows only (rejoined with a warning otherwise)."""
-    if not is_dask_array(X) or not hasattr(X, "chunks"):
-        raise TypeError(f"{name} must be a dask.array.Array, got {type(X).__name__}")
-    if X.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (rows, features), got a {X.ndim}-D Dask array of shape {X.shape}")
-    kind = np.dtype(X.dtype).kind
-    if kind in NON_NUMERIC_KINDS or kind not in "biuf":
-        raise TypeError(f"{name} has dtype {X.dtype}: kernelmaps reads numeric features")
-    if len(X.chunks[1]) > 1:
-        warnings.warn(FeatureChunksWarning(
-            f"{name} is chunked along its {X.shape[1]} features ({len(X.chunks[1])} chunks); every map "
-            f"reads whole rows, so the chunks are rejoined ({name}.rechunk({{1: -1}})), which copies them. "
-            "Chunk along rows only to avoid the copy."), stacklevel=3)
-        X = X.rechunk({1: -1})
-    return X
-
-
 def _output_dtype(X):
     return np.dtype(np.float32 if X.dtype == np.float32 else np.float64)
-
-
-def _known_rows(X, name="X"):
-    """``X`` itself, refused with the fix when its row chunks have unknown sizes.
-
-    Boolean indexing (``X[X[:, 0] > 0]``) leaves NaN chunk sizes. Learning them means
-    computing every chunk of ``X``, a whole extra pass over data that may live out of
-    core, so the user decides: ``compute_chunk_sizes()`` once, or persist first.
-    """
-    if any(math.isnan(size) for size in X.chunks[0]):
-        raise ValueError(
-            f"{name} has unknown chunk sizes along its rows (as after boolean indexing such as "
-            f"{name}[{name}[:, 0] > 0]), and kernelmaps needs the row count here. Call "
-            f"{name} = {name}.compute_chunk_sizes() first: it computes {name}'s chunks once to "
-            f"count their rows (persist {name} before it to avoid computing them twice)")
-    return X
-
-
-def _graph_node(obj, prefix):
-    """``obj`` as one node of the graph, so that every task refers to it by key.
-
-    Dask embeds a plain argument in every task, where the distributed scheduler
-    pickles it once per task; a ``Delayed`` node is sent to each worker once.
-    """
-    return dask.delayed(obj, pure=True, name=f"{prefix}-{tokenize(obj)}")
 
 
 # ----------------------------------------------------------------- feature maps
@@ -189,7 +125,7 @@ def sample_rows(X, n_rows=FIT_SAMPLE_ROWS, random_state=None, y=None):
            [ 8.,  9.],
            [16., 17.]])
     """
-    X = _known_rows(_check_rows(X))
+    X = known_rows(check_rows(X))
     n_rows = check_integer(n_rows, "n_rows")
     n = X.shape[0]
     if n == 0:
@@ -239,23 +175,8 @@ def fit(feature_map, X, y=None, *, n_rows=FIT_SAMPLE_ROWS, random_state=None):
     return feature_map.fit(*sample_rows(X, n_rows, seed, y=y))
 
 
-def _aligned_chunks(row_chunks, step):
-    """Row chunks whose boundaries are the nearest multiples of ``step`` (none lost)."""
-    n = int(sum(row_chunks))
-    bounds = {int(round(edge / step)) * step for edge in np.cumsum(row_chunks)[:-1]}
-    edges = [0] + sorted(edge for edge in bounds if 0 < edge < n) + [n]
-    return tuple(int(size) for size in np.diff(edges))
-
-
-def _align_rows(X, step):
-    """``X`` rechunked, if needed, so that its chunks start on multiples of ``step``."""
-    X = _known_rows(X)
-    chunks = _aligned_chunks(X.chunks[0], step)
-    return X if chunks == tuple(X.chunks[0]) else X.rechunk({0: chunks})
-
-
 def _transform_chunk(block, feature_map):
-    with _serial():
+    with serial():
         return feature_map.transform(block)
 
 
@@ -285,14 +206,14 @@ def transform(feature_map, X):
         with each boundary moved to the nearest multiple of the row block.
     """
     check_is_fitted(feature_map)
-    X = _check_rows(X)
+    X = check_rows(X)
     if X.shape[1] != feature_map.n_features_in_:
         raise ValueError(f"X has {X.shape[1]} features, but {type(feature_map).__name__} was fitted on "
                          f"{feature_map.n_features_in_}")
     dtype = _output_dtype(X)
     width = feature_map.n_components_
-    X = _align_rows(X, feature_map._block_step(dtype, X.shape[1]))
-    node = _graph_node(feature_map, f"kernelmaps-{type(feature_map).__name__.lower()}")
+    X = align_rows(X, feature_map._block_step(dtype, X.shape[1]))
+    node = graph_node(feature_map, f"kernelmaps-{type(feature_map).__name__.lower()}")
     return da.map_blocks(_transform_chunk, X, node, dtype=dtype, chunks=(X.chunks[0], (width,)),
                          meta=np.empty((0, width), dtype=dtype),
                          name=f"kernelmaps-transform-{tokenize(X, node.key)}")
@@ -306,7 +227,7 @@ def _chunk_equations(template, block, targets, feature_map):
     equations = template._new_equations()
     if block.shape[0] == 0:
         return equations
-    with _serial():
+    with serial():
         block, targets = template._validate_rows(block, targets, False, feature_map)
         template._accumulate(equations, block, template._block_targets(targets), feature_map)
     return equations
@@ -318,19 +239,6 @@ def _merge_equations(*parts):
     for part in parts[1:]:
         total.merge(part)
     return total
-
-
-def _as_targets(y, row_chunks, n_rows):
-    if is_dask_array(y):
-        _known_rows(y, "y")
-    if len(y) != n_rows:
-        raise ValueError(f"X has {n_rows} rows but y has {len(y)}")
-    if is_dask_array(y):
-        if y.ndim == 2 and len(y.chunks[1]) > 1:
-            y = y.rechunk({1: -1})
-        return y.rechunk({0: row_chunks})
-    y = np.asarray(y)
-    return da.from_array(y, chunks=(row_chunks,) + y.shape[1:])
 
 
 def _without(learner, *attributes):
@@ -368,17 +276,17 @@ def fit_learner(learner, X, y, *, feature_map=None, classes=None, partial=False)
     -------
     learner
     """
-    from .least_squares import _check_feature_map
+    from ._machines.least_squares import check_feature_map
 
     if not is_dask_array(X):
         raise TypeError("fit_learner reads X as a Dask array: wrap it with dask.array.from_array")
-    X = _known_rows(_check_rows(X))
-    y = _as_targets(y, X.chunks[0], X.shape[0])
+    X = known_rows(check_rows(X))
+    y = as_targets(y, X.chunks[0], X.shape[0])
     if X.shape[0] == 0:
         raise ValueError("X has no rows")
     width = X.shape[1]
     if feature_map is not None:
-        feature_map = _check_feature_map(feature_map)
+        feature_map = check_feature_map(feature_map)
         if X.shape[1] != feature_map.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but feature_map was fitted on "
                              f"{feature_map.n_features_in_}")
@@ -398,9 +306,9 @@ def fit_learner(learner, X, y, *, feature_map=None, classes=None, partial=False)
     elif learner.n_features_in_ != width:
         raise ValueError(f"X gives {width} features, but {type(learner).__name__} was fitted on "
                          f"{learner.n_features_in_}")
-    template = _graph_node(_without(learner, "normal_equations_", "coef_", "intercept_"),
-                           f"kernelmaps-{type(learner).__name__.lower()}")
-    map_node = None if feature_map is None else _graph_node(
+    template = graph_node(_without(learner, "normal_equations_", "coef_", "intercept_"),
+                          f"kernelmaps-{type(learner).__name__.lower()}")
+    map_node = None if feature_map is None else graph_node(
         feature_map, f"kernelmaps-{type(feature_map).__name__.lower()}")
     parts = [dask.delayed(_chunk_equations, pure=True)(template, block, targets, map_node)
              for block, targets in zip(X.to_delayed().ravel(), y.to_delayed().ravel())]
@@ -413,7 +321,7 @@ def fit_learner(learner, X, y, *, feature_map=None, classes=None, partial=False)
 
 
 def _predict_chunk(block, learner, method):
-    with _serial():
+    with serial():
         return getattr(learner, method)(block)
 
 
@@ -432,14 +340,14 @@ def predict_lazily(learner, Z, method="predict"):
         One task per chunk of ``Z``.
     """
     check_is_fitted(learner)
-    Z = _check_rows(Z, "Z")
+    Z = check_rows(Z, "Z")
     if Z.shape[1] != learner.n_features_in_:
         raise ValueError(f"Z has {Z.shape[1]} features, but {type(learner).__name__} was fitted on "
                          f"{learner.n_features_in_}")
     # one row in memory gives the output's dtype and trailing shape
     probe = np.asarray(getattr(learner, method)(np.zeros((1, Z.shape[1]), dtype=_output_dtype(Z))))
-    node = _graph_node(_without(learner, "normal_equations_"),
-                       f"kernelmaps-{type(learner).__name__.lower()}")
+    node = graph_node(_without(learner, "normal_equations_"),
+                      f"kernelmaps-{type(learner).__name__.lower()}")
     name = f"kernelmaps-{method}-{tokenize(Z, node.key)}"
     if probe.ndim == 1:
         return da.map_blocks(_predict_chunk, Z, node, method, dtype=probe.dtype, drop_axis=1,

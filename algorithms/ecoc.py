@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 from sklearn.utils import check_random_state
 
-from ._validation import check_choice, dask_support, is_dask_array
+from ._core.validation import check_choice, dask_support, is_dask_array
 from .least_squares import LeastSquaresClassifier
 
 __all__ = ["ECOCClassifier"]

@@ -22,12 +22,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import RegisteredEstimator, classes_from_scores
-from ._groups import kernel_columns, warn_constant_model
-from ._kernels import GAMMA_SAMPLE_SEED, exact_kernel, resolve_gamma
+from ._core.base import RegisteredEstimator, classes_from_scores
+from ._core.targets import OneVsRestFitMixin, RegressionFitMixin
+from ._core.validation import check_fits_in_memory, check_input, check_integer, check_positive
+from ._kernels.bandwidth import GAMMA_SAMPLE_SEED, resolve_gamma
+from ._kernels.exact import exact_kernel
+from ._machines.groups import kernel_columns, warn_constant_model
 from ._solvers.l1_mkl import l1_mkl_alpha_max, solve_l1_mkl
-from ._targets import OneVsRestFitMixin, RegressionFitMixin
-from ._validation import check_fits_in_memory, check_input, check_integer, check_positive
 
 # The solver was defined in this module: its result type stays importable from it.
 from ._solvers.l1_mkl import MKLSolution  # noqa: F401
@@ -183,7 +184,7 @@ class ExactMKLRegressor(RegressorMixin, RegressionFitMixin, _ExactMKLBase):
     ----------
     groups : None, array-like of int of shape (n_features,), or list of lists, default=None
         The columns of each kernel: ``None`` (all columns), a group index per
-        column, or a list of column lists (see :func:`kernelmaps._groups.check_groups`).
+        column, or a list of column lists (see :func:`kernelmaps._machines.groups.check_groups`).
         With ``groups=None`` and a sequence ``gamma``, one kernel per bandwidth on
         all columns.
     gamma : float, {'scale', 'median', 'knn50'} or sequence, default='scale'

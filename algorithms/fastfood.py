@@ -5,9 +5,9 @@ import math
 import numpy as np
 from numba import njit
 
-from ._fastmath import FASTMATH
-from ._hadamard import fwht_row, load_signed
-from ._hadamard_map import HadamardGaussianMap
+from ._maps.hadamard import HadamardGaussianMap
+from ._numba.fastmath import FASTMATH
+from ._numba.fwht import fwht_row, load_signed
 
 __all__ = ["Fastfood"]
 

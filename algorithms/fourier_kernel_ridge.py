@@ -28,10 +28,10 @@ import math
 import numpy as np
 from numba import njit
 
-from ._fastmath import FASTMATH, row_needs_libm, trig_limit, vsincos
-from ._parallel import block_rows, run_row_blocks
-from ._scale_learning import ScaleLearningClassifier, ScaleLearningRegressor, cholesky_solver
-from ._validation import check_fits_in_memory, check_integer
+from ._core.parallel import block_rows, run_row_blocks
+from ._core.validation import check_fits_in_memory, check_integer
+from ._machines.scale_learning import ScaleLearningClassifier, ScaleLearningRegressor, cholesky_solver
+from ._numba.fastmath import FASTMATH, row_needs_libm, trig_limit, vsincos
 from .quantile_fourier import QuantileFourierFeatures, check_domain
 
 __all__ = ["FourierKernelRidge", "FourierKernelRidgeClassifier"]

@@ -17,11 +17,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import RegisteredEstimator, classes_from_scores
-from ._group_lasso_fit import GroupLassoFitMixin
-from ._solvers.group_lasso_losses import _Loss
-from ._targets import OneVsRestFitMixin, RegressionFitMixin
-from ._validation import check_choice, check_fraction, check_input, check_integer, check_positive
+from ._core.base import RegisteredEstimator, classes_from_scores
+from ._core.targets import OneVsRestFitMixin, RegressionFitMixin
+from ._core.validation import check_choice, check_fraction, check_input, check_integer, check_positive
+from ._machines.group_lasso import GroupLassoFitMixin
+from ._solvers.group_lasso_losses import Loss
 
 # The solvers were defined in this module: their public names stay importable from it.
 from ._solvers.fista import FistaResult, fista, group_soft_threshold, lipschitz_estimate  # noqa: F401
@@ -225,7 +225,7 @@ class GroupLassoMKL(GroupLassoFitMixin, RegisteredEstimator, BaseEstimator):
         return self._make_loss()
 
     def _make_loss(self):
-        return _Loss(self.loss)
+        return Loss(self.loss)
 
     # -- the kernel weights by name ------------------------------------------------
 
@@ -434,7 +434,7 @@ class GroupLassoMKLRegressor(RegressorMixin, RegressionFitMixin, GroupLassoMKL):
     def _make_loss(self):
         check_positive(self.epsilon, "epsilon", allow_zero=True)
         check_positive(self.sharpness, "sharpness")
-        return _Loss(self.loss, self.epsilon, self.sharpness)
+        return Loss(self.loss, self.epsilon, self.sharpness)
 
     def _fit_targets(self, X, y, labels):
         self._fit(X, np.ascontiguousarray(y[:, None]), None, self._check_params())

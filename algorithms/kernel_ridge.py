@@ -5,14 +5,17 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
-from ._kernel_params import FittedKernelMixin
-from ._kernels import GAMMA_SAMPLE_SEED, check_kernel_params, check_nu, exact_kernel, resolve_gamma
-from ._user_kernels import (callable_gram, check_precomputed_columns, check_square_gram, drop_zero_weight_gram,
+from ._core.base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes, one_vs_rest_code
+from ._kernels.params import FittedKernelMixin
+from ._kernels.bandwidth import GAMMA_SAMPLE_SEED, resolve_gamma
+from ._kernels.exact import exact_kernel
+from ._kernels.matern import check_nu
+from ._kernels.names import check_kernel_params
+from ._kernels.user import (callable_gram, check_precomputed_columns, check_square_gram, drop_zero_weight_gram,
                             user_kernel_kind)
-from ._sample_weights import check_sample_weight, class_row_weights, drop_zero_weights
-from ._targets import OneVsRestFitMixin, RegressionFitMixin
-from ._validation import check_fits_in_memory, check_input, check_positive, clear_fitted_state
+from ._core.sample_weights import check_sample_weight, class_row_weights, drop_zero_weights
+from ._core.targets import OneVsRestFitMixin, RegressionFitMixin
+from ._core.validation import check_fits_in_memory, check_input, check_positive, clear_fitted_state
 
 __all__ = ["KernelRidge", "KernelRidgeClassifier"]
 
@@ -137,7 +140,7 @@ class KernelRidge(RegressorMixin, RegressionFitMixin, _KernelRidgeBase):
     coef0 : float, default=1.0
     nu : float, default=1.5
         The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
-        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels`).
+        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels.exact`).
 
     Attributes
     ----------
@@ -247,7 +250,7 @@ class KernelRidgeClassifier(ClassifierMixin, OneVsRestFitMixin, _KernelRidgeBase
     coef0 : float, default=1.0
     nu : float, default=1.5
         The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
-        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels`).
+        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels.exact`).
     class_weight : dict, 'balanced' or None, default=None
         Multiplies the weight of each row by its class's: a dict maps classes to
         weights (1 for the classes it omits; a class it names that ``y`` lacks is

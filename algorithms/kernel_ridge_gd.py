@@ -20,9 +20,9 @@ refused beyond :data:`KRR_GD_MAX_SAMPLES` samples.
 
 import numpy as np
 
-from ._kernels import gram_matrix
-from ._scale_learning import ScaleLearningClassifier, ScaleLearningRegressor, cholesky_solver
-from ._validation import check_fits_in_memory
+from ._core.validation import check_fits_in_memory
+from ._kernels.exact import gram_matrix
+from ._machines.scale_learning import ScaleLearningClassifier, ScaleLearningRegressor, cholesky_solver
 
 __all__ = ["KernelRidgeGD", "KernelRidgeGDClassifier"]
 

@@ -8,15 +8,17 @@ from sklearn.utils import check_random_state
 from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes
-from ._kernel_params import FittedKernelMixin
-from ._kernels import GAMMA_SAMPLE_SEED, exact_kernel, resolve_gamma
+from ._core.base import KernelParameter, RegisteredEstimator, classes_from_scores, encode_classes
+from ._kernels.params import FittedKernelMixin
+from ._kernels.bandwidth import GAMMA_SAMPLE_SEED, resolve_gamma
+from ._kernels.exact import exact_kernel
 from ._solvers.platt import class_probabilities, fit_sigmoids
-from ._solvers.svm_dual import _Solver
-from ._svc_params import N_FOLDS, Model, check_fit_memory, check_svc_params, decision_values, label, one_vs_one_vote
-from ._user_kernels import callable_gram, check_precomputed_columns, check_square_gram, user_kernel_kind
-from ._validation import check_input, clear_fitted_state
-from ._sample_weights import box_constraints, svm_row_weights
+from ._solvers.svm_dual import Solver
+from ._machines.svc_params import (N_FOLDS, Model, check_fit_memory, check_svc_params, decision_values, label,
+                                   one_vs_one_vote)
+from ._kernels.user import callable_gram, check_precomputed_columns, check_square_gram, user_kernel_kind
+from ._core.validation import check_input, clear_fitted_state
+from ._core.sample_weights import box_constraints, svm_row_weights
 
 __all__ = ["KernelSVC"]
 
@@ -35,12 +37,12 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
     dual with a free bias, ``min_a 1/2 a^T Q a - e^T a`` subject to
     ``y^T a = 0`` and ``0 <= a_i <= C_i``, ``Q_ij = y_i y_j k(x_i, x_j)``, by SMO
     with second-order working-set selection and shrinking
-    (:func:`kernelmaps._solvers.smo._smo_second_order`), as scikit-learn's ``SVC`` does.
+    (:func:`kernelmaps._solvers.smo.smo_second_order`), as scikit-learn's ``SVC`` does.
     ``selection='greedy'`` solves the lecture's dual without equality constraint,
     with ``Q_ij = y_i y_j (k(x_i, x_j) + 1)`` when ``fit_intercept`` (the bias is
     the weight of a constant feature, so it is regularized like the other
     weights) and ``Q_ij = y_i y_j k(x_i, x_j)`` otherwise, by greedy coordinate
-    descent (:func:`kernelmaps._solvers.greedy_cd._greedy_coordinate_descent`).
+    descent (:func:`kernelmaps._solvers.greedy_cd.greedy_coordinate_descent`).
     Multi-class problems train one binary SVM per class (one-vs-rest, the
     default: the problems share the cache of kernel columns) or per pair of
     classes (``multi_class='ovo'``, as ``SVC``). Each row's bound is
@@ -72,7 +74,7 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
     coef0 : float, default=1.0
     nu : float, default=1.5
         The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
-        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels`).
+        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels.exact`).
     tol : float, default=1e-3
         Second order: stop when the largest KKT violation ``m(a) - M(a)`` is
         below ``tol`` (as ``SVC``). Greedy: stop when the largest coordinate step
@@ -96,7 +98,7 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
         ``'greedy'``: the lecture's greedy coordinate descent on the dual with the
         bias folded into the kernel (above). ``'second_order'``: LIBSVM's solver,
         SMO on the dual with a free bias (``y^T a = 0``) and the second-order
-        working-set selection of Fan, Chen & Lin (:func:`kernelmaps._solvers.smo._smo_second_order`);
+        working-set selection of Fan, Chen & Lin (:func:`kernelmaps._solvers.smo.smo_second_order`);
         ``tol`` is then the largest KKT violation, as ``SVC``'s.
         ``'auto'``: ``'second_order'``, the faster (full ``letter``, C = 10,
         one-vs-one: 0.63 s against greedy's 1.50 s and ``SVC``'s 0.77 s on a
@@ -310,8 +312,8 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
         n = X64.shape[0]
         n_classes = len(self.classes_)
         kernel_params = {"kernel": "precomputed"} if params.nu is None else self._kernel_params()
-        solver = _Solver(X64, kernel_params, box, params.tol, params.max_iter, params.cache_mb, self.bias_,
-                         params.selection, params.shrinking)
+        solver = Solver(X64, kernel_params, box, params.tol, params.max_iter, params.cache_mb, self.bias_,
+                        params.selection, params.shrinking)
         if n_classes == 2 or self.multi_class == "ovr":
             # the problems share the rows, hence one cache of kernel columns
             n_out = 1 if n_classes == 2 else n_classes

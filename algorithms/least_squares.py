@@ -4,17 +4,16 @@ row blocks, or conjugate gradient for very wide sparse features."""
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from ._base import classes_from_scores, one_vs_rest_code
-from ._least_squares_base import (MAPPED_BLOCK_BYTES, _check_feature_map, _LeastSquaresBase,  # noqa: F401
-                                  check_class_labels)
-from ._sample_weights import class_row_weights
+from ._core.base import classes_from_scores, one_vs_rest_code
+from ._core.sample_weights import class_row_weights
+from ._core.validation import check_positive, dask_support, is_dask_array
+from ._machines.least_squares import LeastSquaresBase, check_class_labels
 from ._solvers.normal_equations import NormalEquations  # noqa: F401  (its public home)
-from ._validation import check_positive, dask_support, is_dask_array
 
 __all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor"]
 
 
-class LeastSquaresClassifier(ClassifierMixin, _LeastSquaresBase):
+class LeastSquaresClassifier(ClassifierMixin, LeastSquaresBase):
     """One-vs-rest ridge classification on features ("Fourier + LS").
 
     Each class gets a least-squares regressor onto ``+1`` (the class) / ``-1`` (the
@@ -221,7 +220,7 @@ class LeastSquaresClassifier(ClassifierMixin, _LeastSquaresBase):
         return classes_from_scores(self.classes_, scores)
 
 
-class LeastSquaresRegressor(RegressorMixin, _LeastSquaresBase):
+class LeastSquaresRegressor(RegressorMixin, LeastSquaresBase):
     """Ridge regression on features, accumulated in one pass over row blocks.
 
     Minimizes ``sum_i w_i ||z_i W + b - y_i||^2 + alpha ||W||^2`` (``w_i = 1``

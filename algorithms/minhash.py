@@ -8,12 +8,12 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils.validation import check_is_fitted
 
-from . import _minhash_kernels as kernels
-from ._minhash_exact import (bbit_constants, check_non_negative, low_bits_collision, min_max_kernel,
-                             tanimoto_kernel)
-from ._parallel import block_rows, run_row_blocks
-from ._sparse_map import SparseFeatureMap
-from ._validation import check_choice, check_float_array, check_integer
+from ._core.parallel import block_rows, run_row_blocks
+from ._core.sparse_map import SparseFeatureMap
+from ._core.validation import check_choice, check_float_array, check_integer
+from ._kernels.minhash import (bbit_constants, check_non_negative, low_bits_collision, min_max_kernel,
+                               tanimoto_kernel)
+from ._numba import hashing as kernels
 
 __all__ = ["MinHash"]
 
@@ -64,7 +64,7 @@ class MinHash(SparseFeatureMap):
 
     The permutations are the hashes ``h_j(i) = fmix64(key_j + i G)`` (a Weyl
     step and MurmurHash3's finalizer: injective in ``i``; see
-    ``kernelmaps._minhash_kernels``), of hashed space ``D = 2^64``, so
+    ``kernelmaps._numba.hashing``), of hashed space ``D = 2^64``, so
     ``C1 = C2 = 2^-b`` to within ``2^-40`` for any set of fewer than ``2^24``
     columns. Li et al.'s 2-universal ``(a i + c) mod p`` was measured biased on
     sets of consecutive columns (every dense row is one).

@@ -7,14 +7,16 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._base import FeatureMap, KernelParameter
-from ._kernels import (LAST_BLAS_KERNEL_CODE, SHIFT_INVARIANT, block_scalars, check_nu,
-                       exact_kernel, finish_block, kernel_block, resolve_gamma, shift_invariant_frame, to_frame)
-from ._fastmath import FASTMATH
-from ._landmarks import EIG_FLOOR, check_landmarks, choose_landmarks, landmark_count, uniform_indices
-from ._parallel import ThreadScratch
-from ._rows import bandwidth_input, densify_rows, product_into
-from ._user_kernels import (as_dense, callable_block, callable_gram, check_kernel_params_or_user,
+from ._core.base import FeatureMap, KernelParameter
+from ._kernels.bandwidth import resolve_gamma
+from ._kernels.exact import LAST_BLAS_KERNEL_CODE, block_scalars, exact_kernel, finish_block, kernel_block
+from ._kernels.frames import SHIFT_INVARIANT, shift_invariant_frame, to_frame
+from ._kernels.matern import check_nu
+from ._numba.fastmath import FASTMATH
+from ._kernels.landmarks import EIG_FLOOR, check_landmarks, choose_landmarks, landmark_count, uniform_indices
+from ._core.parallel import ThreadScratch
+from ._core.rows import bandwidth_input, densify_rows, product_into
+from ._kernels.user import (as_dense, callable_block, callable_gram, check_kernel_params_or_user,
                             check_square_gram, kernel_label, user_kernel_kind)
 
 __all__ = ["Nystroem"]
@@ -68,7 +70,7 @@ class Nystroem(FeatureMap):
         ``n_components_`` says how many it used.
     kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'matern', 'polynomial', 'exponential', \
 'precomputed'} or callable
-        See :mod:`kernelmaps._kernels`. Once fitted, ``self.kernel(X, Y)`` evaluates
+        See :mod:`kernelmaps._kernels.exact`. Once fitted, ``self.kernel(X, Y)`` evaluates
         the exact kernel.
 
         * ``'precomputed'``: ``fit`` takes the landmarks' Gram matrix
@@ -90,14 +92,14 @@ class Nystroem(FeatureMap):
           shape and finiteness. ``gamma``, ``degree``, ``coef0`` and ``nu`` are
           not used.
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
-        Bandwidth or scale (see :func:`kernelmaps._kernels.resolve_gamma`).
+        Bandwidth or scale (see :func:`kernelmaps.resolve_gamma`).
     degree : int, default=2
         Polynomial degree.
     coef0 : float, default=1.0
         Polynomial offset.
     nu : float, default=1.5
         The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
-        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels`).
+        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels.exact`).
     landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
         * ``'uniform'``: ``m`` distinct training rows, ``rng.permutation(n)[:m]``
           with a ``RandomState``: the same seed picks the same landmarks as

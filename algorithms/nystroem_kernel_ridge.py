@@ -4,11 +4,11 @@ import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
 
-from ._base import classes_from_scores
-from ._nystroem_machine import NystroemMachineBase, dask_kernel_machines
+from ._core.base import classes_from_scores
+from ._core.targets import OneVsRestFitMixin, RegressionFitMixin
+from ._core.validation import is_dask_array
+from ._machines.nystroem import NystroemMachineBase, dask_kernel_machines
 from ._solvers.falkon import nystroem_kernel_ridge
-from ._targets import OneVsRestFitMixin, RegressionFitMixin
-from ._validation import is_dask_array
 
 __all__ = ["NystroemKernelRidge", "NystroemKernelRidgeClassifier"]
 
@@ -58,7 +58,7 @@ _SHARED_DOC = """
     coef0 : float, default=1.0
     nu : float, default=1.5
         The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
-        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels`).
+        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels.exact`).
     landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
         How the centres are chosen, as in :class:`kernelmaps.Nystroem`.
     max_iter : int, default=100

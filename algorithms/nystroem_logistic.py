@@ -4,11 +4,11 @@ import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.utils import check_random_state
 
-from ._base import classes_from_scores
-from ._nystroem_machine import NystroemMachineBase
+from ._core.base import classes_from_scores
+from ._core.targets import OneVsRestFitMixin
+from ._core.validation import check_bool, check_integer
+from ._machines.nystroem import NystroemMachineBase
 from ._solvers.logistic_newton import nystroem_logistic_newton
-from ._targets import OneVsRestFitMixin
-from ._validation import check_bool, check_integer
 
 __all__ = ["NystroemLogisticRegression"]
 
@@ -58,7 +58,7 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
     coef0 : float, default=1.0
     nu : float, default=1.5
         The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
-        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels`).
+        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels.exact`).
     landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
         As in :class:`kernelmaps.Nystroem`. With training rows as centres
         (uniform, leverage) the preconditioner uses their weights; otherwise the

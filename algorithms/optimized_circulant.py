@@ -2,7 +2,7 @@
 
 The map ``sqrt(2/k) cos(R D x + b)`` of :class:`kernelmaps.CirculantRandomFeatures`
 with the circulant vectors ``r`` (and the offsets ``b``) learned by the CNM
-alternating scheme (:class:`kernelmaps._learned_map.LearnedCosineMap`). The
+alternating scheme (:class:`kernelmaps._maps.learned.LearnedCosineMap`). The
 gradient of ``sum_i dP_i . (r ⊛ x)`` with respect to ``r`` is ``circ(x)^T dP``, a
 circular correlation: the paper's eq. 17, computed by FFT in O(d log d) per row
 and block, never forming a circulant matrix.
@@ -10,14 +10,14 @@ and block, never forming a circulant matrix.
 
 import numpy as np
 
-from ._learned_map import LearnedCosineMap
-from .circulant import (_circulant_project, _circulant_spectra, _circular_correlate, _CirculantProjection,
-                        _draw_circulant)
+from ._maps.circulant import (CirculantProjection, circulant_project, circulant_spectra, circular_correlate,
+                              draw_circulant)
+from ._maps.learned import LearnedCosineMap
 
 __all__ = ["OptimizedCirculantMap"]
 
 
-class OptimizedCirculantMap(_CirculantProjection, LearnedCosineMap):
+class OptimizedCirculantMap(CirculantProjection, LearnedCosineMap):
     """Circulant nonlinear map whose circulant vectors are learned.
 
     ``Z(x) = sqrt(2/k) cos([circ(r_0); circ(r_1); ...] D x + b)[:k]`` with ``D``
@@ -102,12 +102,12 @@ class OptimizedCirculantMap(_CirculantProjection, LearnedCosineMap):
         return self.n_components_
 
     def _init_projection(self, n_features, k, gamma, rng):
-        self.signs_, vectors = _draw_circulant(n_features, k, np.sqrt(2.0 * gamma), rng)
+        self.signs_, vectors = draw_circulant(n_features, k, np.sqrt(2.0 * gamma), rng)
         return [vectors]
 
     def _project(self, X, params):
         return np.ascontiguousarray(
-            _circulant_project(X * self.signs_, _circulant_spectra(params[0]), self.n_components_)
+            circulant_project(X * self.signs_, circulant_spectra(params[0]), self.n_components_)
         )
 
     def _project_backward(self, X, dP, params):
@@ -115,7 +115,7 @@ class OptimizedCirculantMap(_CirculantProjection, LearnedCosineMap):
         full = np.zeros((X.shape[0], n_blocks * d))
         full[:, : self.n_components_] = dP
         # eq. 17: d/dr_j sum_i dP_ij . (r_j ⊛ D x_i) = sum_i circ(D x_i)^T dP_ij
-        grad = _circular_correlate(full.reshape(X.shape[0], n_blocks, d), (X * self.signs_)[:, None, :])
+        grad = circular_correlate(full.reshape(X.shape[0], n_blocks, d), (X * self.signs_)[:, None, :])
         return [grad.sum(axis=0)]
 
     def _store(self, params):

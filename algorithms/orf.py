@@ -2,12 +2,13 @@
 
 import numpy as np
 
-from ._base import KernelParameter
-from ._cosine_map import CosineFeatureMap
-from ._kernels import canonical_kernel, check_nu
-from ._parallel import n_worker_threads, run_row_blocks
-from ._qmc import student_t_scale
-from ._rows import product_into
+from ._core.base import KernelParameter
+from ._core.parallel import n_worker_threads, run_row_blocks
+from ._core.rows import product_into
+from ._kernels.matern import check_nu
+from ._kernels.names import canonical_kernel
+from ._maps.cosine import CosineFeatureMap
+from ._maps.qmc import student_t_scale
 
 __all__ = ["OrthogonalRandomFeatures"]
 
@@ -106,7 +107,7 @@ class OrthogonalRandomFeatures(CosineFeatureMap):
         ``self.kernel(X, Y)`` also evaluates that exact kernel's Gram matrix.
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
         Bandwidth, or a heuristic resolved at fit time (see
-        :func:`kernelmaps._kernels.resolve_gamma`); the semantics of
+        :func:`kernelmaps.resolve_gamma`); the semantics of
         :class:`kernelmaps.RandomFourierFeatures` and scikit-learn's ``RBFSampler``.
     nu : float, default=1.5
         Smoothness of the Matérn kernel (> 0; used only with ``kernel='matern'``).

@@ -16,12 +16,14 @@ import scipy.sparse as sp
 from scipy.special import ndtri
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import KernelParameter
-from ._cosine_map import CosineFeatureMap, _cos_features
-from ._kernels import SKEWED_KERNELS, canonical_kernel, check_skewedness, scaled_gram
-from ._qmc import SAMPLINGS, sobol_uniforms
-from ._rows import product_into
-from ._validation import check_choice, check_float_array
+from ._core.base import KernelParameter
+from ._core.rows import product_into
+from ._core.validation import check_choice, check_float_array
+from ._kernels.exact import scaled_gram
+from ._kernels.frames import check_skewedness
+from ._kernels.names import SKEWED_KERNELS, canonical_kernel
+from ._maps.cosine import CosineFeatureMap, cos_features
+from ._maps.qmc import SAMPLINGS, sobol_uniforms
 
 __all__ = ["QuantileFourierFeatures"]
 
@@ -83,7 +85,7 @@ def draw_quantile_frequencies(kernel, n_features, n_frequencies, rng, sampling="
     ``SkewedChi2Sampler``, so that the same seed gives the same map (see
     :class:`QuantileFourierFeatures`). ``sampling='qmc'``: ``(omega_j, b_j / 2 pi)``
     is the ``j``-th point of a scrambled Sobol' set in ``n_features + 1``
-    dimensions (Yang et al., ICML 2014; :func:`kernelmaps._qmc.sobol_uniforms`).
+    dimensions (Yang et al., ICML 2014; :func:`kernelmaps._maps.qmc.sobol_uniforms`).
 
     Parameters
     ----------
@@ -338,7 +340,7 @@ class QuantileFourierFeatures(CosineFeatureMap):
             # log(x + c) of one block, while it is in cache (the product dominates)
             X = np.log(X + skewedness)
         product_into(X, weights, out)
-        _cos_features(out, offset, amplitude)
+        cos_features(out, offset, amplitude)
 
     def _kernel_gram(self, X, Y):
         check_is_fitted(self)

@@ -6,14 +6,16 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
-from . import _bin_tables
-from ._base import KernelParameter
-from ._kernels import SKEWED_KERNELS, canonical_kernel, check_skewedness, resolve_gamma
-from ._parallel import block_rows, n_worker_threads, run_row_blocks
-from ._rows import bandwidth_input, densify_rows
-from ._sparse_map import SparseFeatureMap
-from ._validation import (FeatureOverflowError, check_fits_in_memory, check_float_array, check_integer,
-                          clear_fitted_state, dask_support, is_dask_array)
+from ._core.base import KernelParameter
+from ._core.parallel import block_rows, n_worker_threads, run_row_blocks
+from ._core.rows import bandwidth_input, densify_rows
+from ._core.sparse_map import SparseFeatureMap
+from ._core.validation import (FeatureOverflowError, check_fits_in_memory, check_float_array, check_integer,
+                               clear_fitted_state, dask_support, is_dask_array)
+from ._kernels.bandwidth import resolve_gamma
+from ._kernels.frames import check_skewedness
+from ._kernels.names import SKEWED_KERNELS, canonical_kernel
+from ._numba import bin_tables
 
 __all__ = ["RandomBinning"]
 
@@ -237,7 +239,7 @@ class RandomBinning(SparseFeatureMap):
             step = block_rows(8 * (coordinates.shape[1] + P))
 
             def compute_keys(start, stop):
-                self._check_bins(_bin_tables.block_keys(coordinates[start:stop], shifts, inverse_pitches,
+                self._check_bins(bin_tables.block_keys(coordinates[start:stop], shifts, inverse_pitches,
                                                         keys[:, start:stop]), coordinates, start)
 
             run_row_blocks(coordinates.shape[0], step, compute_keys)
@@ -253,7 +255,7 @@ class RandomBinning(SparseFeatureMap):
         table_keys, values, count = table
         start = 0
         while start < len(new_keys):
-            count, start = _bin_tables.insert_keys(new_keys, start, table_keys, values, count,
+            count, start = bin_tables.insert_keys(new_keys, start, table_keys, values, count,
                                                    len(table_keys) // 2)
             if start < len(new_keys):
                 slots = 2 * len(table_keys)
@@ -261,7 +263,7 @@ class RandomBinning(SparseFeatureMap):
                                      f"the vocabularies of {self.n_grids} grids of {count} bins each "
                                      "(fewer grids or a smaller gamma give coarser grids)")
                 grown_keys, grown_values = np.zeros(slots, dtype=np.uint64), np.empty(slots, dtype=np.int64)
-                _bin_tables.rehash(table_keys, values, grown_keys, grown_values, 0)
+                bin_tables.rehash(table_keys, values, grown_keys, grown_values, 0)
                 table_keys, values = grown_keys, grown_values
         return table_keys, values, count
 
@@ -274,7 +276,7 @@ class RandomBinning(SparseFeatureMap):
         self.table_keys_ = np.zeros(starts[-1], dtype=np.uint64)
         self.table_columns_ = np.empty(starts[-1], dtype=np.int64)
         for p, (table_keys, values, _) in enumerate(tables):
-            _bin_tables.rehash(table_keys, values, self.table_keys_[starts[p]:starts[p + 1]],
+            bin_tables.rehash(table_keys, values, self.table_keys_[starts[p]:starts[p + 1]],
                                self.table_columns_[starts[p]:starts[p + 1]], self.grid_columns_[p])
         self.table_starts_ = starts
         self.n_components_ = int(self.grid_columns_[-1])
@@ -296,7 +298,7 @@ class RandomBinning(SparseFeatureMap):
 
     def _transform_block(self, X, indices, data, context):
         coordinates = self._coordinates(X)
-        _, first_overflow = _bin_tables.lookup_columns(
+        _, first_overflow = bin_tables.lookup_columns(
             coordinates, self.shifts_, self.inverse_pitches_, self.table_keys_, self.table_columns_,
             self.table_starts_, self.grid_columns_[:-1], context, indices, data)
         self._check_bins(first_overflow, coordinates, 0)

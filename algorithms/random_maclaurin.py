@@ -7,13 +7,13 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from ._base import FeatureMap, KernelParameter
-from ._parallel import ThreadScratch
-from ._fastmath import FASTMATH
-from ._hadamard import fwht_row, next_power_of_two
-from ._kernels import _check_degree, canonical_kernel
-from ._rows import densify_rows, product_into
-from ._validation import check_float_array, check_positive
+from ._core.base import FeatureMap, KernelParameter
+from ._core.parallel import ThreadScratch
+from ._numba.fastmath import FASTMATH
+from ._numba.fwht import fwht_row, next_power_of_two
+from ._kernels.names import canonical_kernel, check_degree
+from ._core.rows import densify_rows, product_into
+from ._core.validation import check_float_array, check_positive
 
 __all__ = ["RandomMaclaurin"]
 
@@ -140,7 +140,7 @@ def _maclaurin_products(P, degrees, counts, col_starts, scales, out, offset):
         for g in range(degrees.shape[0]):
             c = counts[g]
             sc = scales[g]
-            # slice views indexed from 0 let LLVM vectorize (see _hadamard._radix8)
+            # slice views indexed from 0 let LLVM vectorize (see kernelmaps._numba.fwht._radix8)
             dst = o[f:f + c]
             if degrees[g] == 0:
                 for k in range(c):
@@ -318,7 +318,7 @@ class RandomMaclaurin(FeatureMap):
             a = _check_coefficients(self.coefficients)
             return kernel, _maclaurin_coefficients(kernel, 0, 1.0, 0.0, a)
         gamma = check_positive(self.gamma, "gamma")
-        degree = _check_degree(self.degree)
+        degree = check_degree(self.degree)
         coef0 = check_positive(self.coef0, "coef0", allow_zero=True) if kernel == "polynomial" else 0.0
         return kernel, _maclaurin_coefficients(kernel, degree, gamma, coef0)
 
@@ -362,7 +362,7 @@ class RandomMaclaurin(FeatureMap):
         # about (expected degree) projections per feature: bounded by the
         # polynomial degree, and by 8 for the exponential and Maclaurin series,
         # whose degree distribution decays geometrically
-        degree = _check_degree(self.degree) if self.kernel == "polynomial" else 8
+        degree = check_degree(self.degree) if self.kernel == "polynomial" else 8
         projections = max(1, degree) * self.n_components_
         per_row = 8 * (projections + 2 * self.n_components_ + n_features)
         if self.structured:

@@ -1,73 +1,21 @@
 """Random Fourier features (Rahimi & Recht, 2007)."""
 
-import math
-
 import numpy as np
 
-from ._base import KernelParameter
-from ._cosine_map import CosineFeatureMap
-from ._kernels import SHIFT_INVARIANT, canonical_kernel, check_nu
-from ._qmc import SAMPLINGS, draw_spectral_qmc, student_t_scale
-from ._rows import product_into
-from ._validation import check_choice
+from ._core.base import KernelParameter
+from ._core.rows import product_into
+from ._core.validation import check_choice
+from ._kernels.frames import SHIFT_INVARIANT
+from ._kernels.matern import check_nu
+from ._kernels.names import canonical_kernel
+from ._maps.cosine import CosineFeatureMap
+from ._maps.qmc import SAMPLINGS, draw_spectral_qmc
+from ._maps.spectral import draw_spectral
 
 __all__ = ["RandomFourierFeatures"]
 
-#: The kernels whose spectral density :func:`_draw_spectral` samples.
+#: The kernels whose spectral density :func:`kernelmaps._maps.spectral.draw_spectral` samples.
 RFF_KERNELS = tuple(dict.fromkeys(SHIFT_INVARIANT + ("matern",)))
-
-
-def _draw_spectral(kernel, gamma, shape, rng, nu=1.5):
-    """Sample frequencies from the spectral density of a shift-invariant kernel.
-
-    ====================================  =====================================
-    kernel                                law of each column ``w`` of ``W``
-    ====================================  =====================================
-    gaussian ``exp(-g ||d||^2)``          ``N(0, 2 g I)``
-    laplacian ``exp(-g ||d||_1)``         i.i.d. entries ``Cauchy(0, g)``
-    cauchy ``prod 1/(1 + g d_j^2)``       i.i.d. entries ``Laplace(0, sqrt(g))``
-    matern (``nu``, see below)            ``sqrt(2 g) z sqrt(2 nu / u)``,
-                                          ``z ~ N(0, I)``, ``u ~ chi^2(2 nu)``
-    ====================================  =====================================
-
-    The Matérn kernel ``2^(1-nu)/Gamma(nu) s^nu K_nu(s)``, ``s = 2 sqrt(nu g) ||d||``
-    (length-scale ``l = 1/sqrt(2 g)``), has the spectral density
-    ``S(w) ~ (2 nu / l^2 + ||w||^2)^-(nu + d/2)`` (Rasmussen & Williams 2006,
-    eq. 4.15, in angular frequency): the multivariate Student-t with ``2 nu``
-    degrees of freedom and scale ``I / l^2``. Its ``d`` entries share one
-    chi-square draw ``u``; independent draws per entry would sample a product of
-    one-dimensional Student-t laws, whose kernel is a product of one-dimensional
-    Matérn kernels, not the Matérn kernel of the Euclidean distance.
-
-    Parameters
-    ----------
-    kernel : {'gaussian', 'laplacian', 'cauchy', 'matern'}
-    gamma : float
-    shape : tuple of int
-        ``(n_features, n_frequencies)``: one frequency per column.
-    rng : numpy.random.RandomState
-    nu : float, default=1.5
-        Matérn smoothness (``'matern'`` only).
-
-    Returns
-    -------
-    ndarray of float64
-
-    References
-    ----------
-    Rasmussen, C. E. and Williams, C. K. I. Gaussian Processes for Machine
-    Learning. MIT Press, 2006, eq. 4.15.
-    """
-    if kernel == "gaussian":
-        return rng.normal(0.0, math.sqrt(2.0 * gamma), size=shape)
-    if kernel == "laplacian":
-        return gamma * rng.standard_cauchy(size=shape)
-    if kernel == "cauchy":
-        return rng.laplace(0.0, math.sqrt(gamma), size=shape)
-    if kernel == "matern":
-        Z = rng.normal(0.0, math.sqrt(2.0 * gamma), size=shape)
-        return Z * student_t_scale(rng.chisquare(2.0 * nu, size=shape[1]), nu)
-    raise ValueError(f"no spectral density for kernel {kernel!r}")
 
 
 class RandomFourierFeatures(CosineFeatureMap):
@@ -79,7 +27,7 @@ class RandomFourierFeatures(CosineFeatureMap):
     (``output='cossin'``, ``D/2`` frequencies). Then ``z(x) . z(y)`` is an
     unbiased estimate of ``k(x, y)``. With ``sampling='qmc'`` the frequencies
     (and offsets) are a scrambled Sobol' point set mapped by the spectral
-    density's inverse CDF (Yang et al., 2014; see :mod:`kernelmaps._qmc`): still
+    density's inverse CDF (Yang et al., 2014; see :mod:`kernelmaps._maps.qmc`): still
     unbiased, with a kernel error that falls faster with ``D`` on
     low-dimensional data.
 
@@ -95,12 +43,12 @@ class RandomFourierFeatures(CosineFeatureMap):
         ``prod_j 1/(1 + gamma (x_j-y_j)^2)`` or the Matérn kernel
         ``2^(1-nu)/Gamma(nu) s^nu K_nu(s)``, ``s = 2 sqrt(nu gamma) ||x-y||``
         (scikit-learn's ``Matern(length_scale=1/sqrt(2 gamma), nu=nu)``; the
-        spectral densities are listed in :func:`_draw_spectral`). Once fitted,
+        spectral densities are listed in :func:`kernelmaps._maps.spectral.draw_spectral`). Once fitted,
         ``self.kernel(X, Y)`` also evaluates that exact kernel's Gram matrix (see
         :class:`kernelmaps.KernelName`).
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
         Bandwidth, or a heuristic resolved at fit time (see
-        :func:`kernelmaps._kernels.resolve_gamma`). The Gaussian kernel has
+        :func:`kernelmaps.resolve_gamma`). The Gaussian kernel has
         scikit-learn's ``RBFSampler`` semantics.
     nu : float, default=1.5
         Smoothness of the Matérn kernel (> 0; used only with ``kernel='matern'``).
@@ -197,8 +145,8 @@ class RandomFourierFeatures(CosineFeatureMap):
                 self.kernel_, self.gamma_, n_features, n_frequencies, rng, nu=self.nu_,
                 offsets=self.output == "cos")
         else:
-            self.random_weights_ = _draw_spectral(self.kernel_, self.gamma_, (n_features, n_frequencies), rng,
-                                                  nu=self.nu_)
+            self.random_weights_ = draw_spectral(self.kernel_, self.gamma_, (n_features, n_frequencies), rng,
+                                                 nu=self.nu_)
 
     def _kernel_params(self):
         params = super()._kernel_params()

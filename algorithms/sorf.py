@@ -3,55 +3,10 @@
 import math
 
 import numpy as np
-from numba import njit
 
-from ._fastmath import FASTMATH
-from ._hadamard import fwht_row, load_signed
-from ._hadamard_map import HadamardGaussianMap
+from ._maps.hadamard import HadamardGaussianMap, sorf_project
 
 __all__ = ["StructuredOrthogonalFeatures"]
-
-
-@njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _sorf_project(X, D3, D2, D1, P):
-    """``P[i] <- [W_1 x_i, W_2 x_i, ...]`` truncated to ``P.shape[1]``, ``W_b = H D1 H D2 H D3``.
-
-    ``x`` is zero-padded to ``p``; the overall scale is folded into ``D1``.
-    Serial and ``nogil``, one row at a time in a ``p``-length buffer.
-
-    Parameters
-    ----------
-    X : ndarray of shape (m, d), float32 or float64
-    D3, D2, D1 : ndarray of shape (n_blocks, p), same dtype
-        The diagonals (random signs, ``D1`` times the scale).
-    P : ndarray of shape (m, D), same dtype, ``D <= n_blocks * p``
-
-    References
-    ----------
-    Yu, F. X., Suresh, A. T., Choromanski, K., Holtmann-Rice, D. and Kumar, S.
-    Orthogonal random features. NIPS 2016, section 4.
-    """
-    m = X.shape[0]
-    n_blocks, p = D3.shape
-    D = P.shape[1]
-    a = np.empty(p, dtype=X.dtype)
-    for i in range(m):
-        for b in range(n_blocks):
-            lo = b * p
-            width = min(p, D - lo)
-            load_signed(X[i], D3[b], a)
-            fwht_row(a)
-            d2 = D2[b]
-            for k in range(p):
-                a[k] *= d2[k]
-            fwht_row(a)
-            d1 = D1[b]
-            for k in range(p):
-                a[k] *= d1[k]
-            fwht_row(a)
-            row = P[i]
-            for k in range(width):
-                row[lo + k] = a[k]
 
 
 class StructuredOrthogonalFeatures(HadamardGaussianMap):
@@ -123,4 +78,4 @@ class StructuredOrthogonalFeatures(HadamardGaussianMap):
         return signs[0], signs[1], D1
 
     def _project_blocks(self, X, P, blocks):
-        _sorf_project(X, *blocks, P)
+        sorf_project(X, *blocks, P)

@@ -7,11 +7,11 @@ import scipy.fft
 import scipy.sparse as sp
 from numba import njit
 
-from ._base import FeatureMap
-from ._fastmath import FASTMATH
-from ._kernels import _check_degree
-from ._parallel import ThreadScratch
-from ._validation import check_positive
+from ._core.base import FeatureMap
+from ._core.parallel import ThreadScratch
+from ._core.validation import check_positive
+from ._kernels.names import check_degree
+from ._numba.fastmath import FASTMATH
 
 __all__ = ["TensorSketch"]
 
@@ -202,7 +202,7 @@ class TensorSketch(FeatureMap):
         return polynomial_count_sketch_peer()
 
     def _fit(self, X, rng):
-        degree = _check_degree(self.degree)
+        degree = check_degree(self.degree)
         if degree < 1:
             raise ValueError(f"degree must be >= 1 for a tensor sketch, got {degree}")
         gamma = check_positive(self.gamma, "gamma")
@@ -223,7 +223,7 @@ class TensorSketch(FeatureMap):
         return p * D + (p + 1) * 2 * (D // 2 + 1)
 
     def _planned_bytes(self, n_features):
-        D, p = self.n_components_, max(1, _check_degree(self.degree))
+        D, p = self.n_components_, max(1, check_degree(self.degree))
         return 8 * 2 * p * (n_features + 1), 8 * (p * D + (p + 1) * 2 * (D // 2 + 1) + D)
 
     def _transform_block(self, X, out, context):

@@ -27,12 +27,12 @@ import tempfile
 
 #: (module, function, argument-type builder) of the kernels whose loops must vectorize.
 KERNELS = [
-    ("kernelmaps._cosine_map", "_cos_features", "P2, V1, S"),
-    ("kernelmaps._cosine_map", "_cossin_features", "P2, P2, S"),
-    ("kernelmaps._fastmath_arrays", "_apply_cos", "V1, V1"),
-    ("kernelmaps._fastmath_arrays", "_apply_exp", "V1, V1"),
-    ("kernelmaps._fastmath_arrays", "all_finite", "P2"),
-    ("kernelmaps._hadamard", "_fwht_rows_parallel", "P2, S"),
+    ("kernelmaps._maps.cosine", "cos_features", "P2, V1, S"),
+    ("kernelmaps._maps.cosine", "_cossin_features", "P2, P2, S"),
+    ("kernelmaps._numba.fastmath_arrays", "_apply_cos", "V1, V1"),
+    ("kernelmaps._numba.fastmath_arrays", "_apply_exp", "V1, V1"),
+    ("kernelmaps._numba.fastmath_arrays", "all_finite", "P2"),
+    ("kernelmaps._numba.fwht", "_fwht_rows_parallel", "P2, S"),
 ]
 AVX512_FEATURES = "+avx512f,+avx512vl,+avx512dq,+avx512bw,+avx512cd,+evex512"
 _PACKED = re.compile(r"^\s*v(?:add|sub|mul|fmadd\d*|fnmadd\d*|fmsub\d*|fnmsub\d*|div|max|min|and|xor|blendv)"

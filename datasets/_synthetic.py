@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_fraction, check_generator, check_integer
+from .._core.validation import check_fraction, check_generator, check_integer
 from ._base import DatasetInfo, make_dataset, register
 
 _REFERENCE_SIZE = 4096     # sample used to set the gaussian rule's threshold

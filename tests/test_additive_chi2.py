@@ -15,7 +15,7 @@ from sklearn.metrics.pairwise import chi2_kernel
 from sklearn.pipeline import make_pipeline
 
 from kernelmaps import AdditiveChi2Map, RandomFourierFeatures, exact_kernel, relative_frobenius_error
-from kernelmaps._validation import InsufficientMemoryError
+from kernelmaps._core.validation import InsufficientMemoryError
 from kernelmaps.additive_chi2 import _additive_chi2_features, spectrum_samples, trig_arguments_in_range
 
 
@@ -212,7 +212,7 @@ def test_negative_entries_are_named(method, form, counts):
 
 
 def test_negative_entries_in_any_row_block_are_found(counts, monkeypatch):
-    import kernelmaps._base as base
+    import kernelmaps._core.base as base
 
     monkeypatch.setattr(base, "block_rows", lambda *_: 8)
     est = AdditiveChi2Map().fit(counts)

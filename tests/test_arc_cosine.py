@@ -11,11 +11,11 @@ import pytest
 import scipy.sparse as sp
 from kernel_checks import assert_dense_form_matches
 
-import kernelmaps._arc_cosine as arc
-import kernelmaps._hadamard_map as hadamard_map
+import kernelmaps._kernels.arc_cosine as arc
+import kernelmaps._maps.hadamard as hadamard_map
 import kernelmaps.arc_cosine as arc_cosine_module
 from kernelmaps import ArcCosineFeatures, arc_cosine_kernel, relative_frobenius_error
-from kernelmaps._validation import FeatureOverflowError
+from kernelmaps._core.validation import FeatureOverflowError
 
 ORDERS = (0, 1, 2)
 #: ``J_n(0)``: ``k_n(x, x) = ||x||^(2n) J_n(0) / pi``.

@@ -6,7 +6,7 @@ import pytest
 from scipy.linalg import circulant
 
 from kernelmaps import CirculantRandomFeatures, RandomFourierFeatures
-from kernelmaps.circulant import _circulant_project, _circulant_spectra, _circular_convolve, _circular_correlate
+from kernelmaps._maps.circulant import circulant_project, circulant_spectra, _circular_convolve, circular_correlate
 
 from kernel_checks import assert_dense_form_matches, assert_within_bound_and_a_wrong_bandwidth_fails, kernel_mse_per_seed
 from naive import central_differences, circulant_projection, fourier_features, stacked_circulants
@@ -27,7 +27,7 @@ def test_convolution_is_the_circulant_product(d):
     rng = np.random.default_rng(d)
     r, x, u = rng.standard_normal((3, d))
     np.testing.assert_allclose(_circular_convolve(r, x), circulant(r) @ x, atol=1e-12)
-    np.testing.assert_allclose(_circular_correlate(u, x), circulant(x).T @ u, atol=1e-12)
+    np.testing.assert_allclose(circular_correlate(u, x), circulant(x).T @ u, atol=1e-12)
 
 
 def test_correlation_is_the_gradient_of_eq_17():
@@ -37,7 +37,7 @@ def test_correlation_is_the_gradient_of_eq_17():
     # eq. 17: -circ(s_1(rev(x))) (w o sin(R x)), with s_1(rev(x)) = (x0, x_{d-1}, ..., x1)
     shifted_rev = np.roll(x[::-1], 1)
     paper = -circulant(shifted_rev) @ (w * np.sin(circulant(r) @ x))
-    ours = _circular_correlate(-w * np.sin(_circular_convolve(r, x)), x)
+    ours = circular_correlate(-w * np.sin(_circular_convolve(r, x)), x)
     np.testing.assert_allclose(ours, paper, atol=1e-12)
     (numeric,) = central_differences(lambda: w @ np.cos(circulant(r) @ x), [r])
     np.testing.assert_allclose(ours, numeric, atol=1e-7)
@@ -49,7 +49,7 @@ def test_project_matches_dense_circulant_blocks(dtype, tol, d, n_blocks, n_outpu
     rng = np.random.default_rng(n_outputs)
     X = rng.standard_normal((11, d)).astype(dtype)
     r = rng.standard_normal((n_blocks, d)).astype(dtype)
-    P = _circulant_project(X, _circulant_spectra(r), n_outputs)
+    P = circulant_project(X, circulant_spectra(r), n_outputs)
     assert P.dtype == dtype and P.shape == (11, n_outputs)
     np.testing.assert_allclose(P, X.astype(np.float64) @ stacked_circulants(r)[:n_outputs].T, atol=tol, rtol=0)
 
@@ -106,7 +106,7 @@ def test_narrow_inputs_projected_by_the_dense_matrix_give_the_fft_features(cls_n
     """Inputs of at most DENSE_MAX_FEATURES use the dense matrix the circulant
     blocks equal; forcing the FFT path must give the same features."""
     import kernelmaps
-    from kernelmaps import circulant
+    from kernelmaps._maps import circulant
 
     X = np.random.default_rng(2).standard_normal((200, n_features))
     y = np.arange(200) % 2

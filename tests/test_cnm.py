@@ -9,10 +9,10 @@ from sklearn.preprocessing import StandardScaler
 
 import kernelmaps.datasets
 from kernelmaps import CompactNonlinearMap, PegasosSVC, RandomFourierFeatures
-from kernelmaps._learned_map import (TrainingSchedule, _cos_sin_features, _kernel_backward, _kernel_residual,
-                                     _projection_step)
+from kernelmaps._maps.learned import (TrainingSchedule, cos_sin_features, _kernel_backward, _kernel_residual,
+                                      projection_step)
 from kernelmaps.cnm import _dense_hinge_sgd_steps
-from kernelmaps.pegasos import DENSE_ACTIVE_FRACTION, _pegasos_steps
+from kernelmaps._solvers.pegasos_dense import DENSE_ACTIVE_FRACTION, pegasos_steps
 
 from naive import (central_differences, cosine_map_hinge_loss, cosine_map_kernel_loss, fourier_features,
                    kernel_loss, kernel_matrix, pegasos)
@@ -37,7 +37,7 @@ def test_cos_sin_features_match_numpy():
     P = rng.standard_normal((7, 33)) * 5
     P[3, 4] = 3e7  # beyond the polynomial's range: the row takes libm
     Z, S = np.empty_like(P), np.empty_like(P)
-    _cos_sin_features(P, 0.25, Z, S)
+    cos_sin_features(P, 0.25, Z, S)
     np.testing.assert_allclose(Z, 0.25 * np.cos(P), atol=1e-13)
     np.testing.assert_allclose(S, np.sin(P), atol=1e-13)
 
@@ -136,15 +136,15 @@ def test_projection_step_rules_match_numpy():
     lam, t, eta0, size = 0.05, 9, 0.2, 1.3
     rms = np.sqrt(np.mean(grad**2))
     paper = param.copy()
-    _projection_step(paper, grad, t, lam, True, 0.0, size, 0.0)
+    projection_step(paper, grad, t, lam, True, 0.0, size, 0.0)
     np.testing.assert_array_equal(paper, param - grad / (lam * t))
     normalized = param.copy()
-    _projection_step(normalized, grad, t, lam, False, eta0, size, rms)
+    projection_step(normalized, grad, t, lam, False, eta0, size, rms)
     np.testing.assert_array_equal(normalized, param - eta0 * size / (rms * np.sqrt(t)) * grad)
     # the step's RMS is eta0 / sqrt(t) of the initial RMS, whatever the gradient's scale
     assert np.sqrt(np.mean((normalized - param) ** 2)) == pytest.approx(eta0 * size / np.sqrt(t), rel=1e-12)
     still = param.copy()
-    _projection_step(still, np.zeros_like(grad), t, lam, False, eta0, size, 0.0)
+    projection_step(still, np.zeros_like(grad), t, lam, False, eta0, size, 0.0)
     np.testing.assert_array_equal(still, param)
 
 
@@ -190,14 +190,14 @@ def test_training_schedule_is_validated_once_and_frozen():
 
 
 def test_pegasos_steps_sparse_and_dense_subgradients_match_numpy():
-    """CNM's Algorithm 1 (_pegasos_steps) takes the dense product while many pairs
+    """CNM's Algorithm 1 (pegasos_steps) takes the dense product while many pairs
     are active and the sparse sum after; both match a NumPy transcription."""
     X, signs, *_ = _sgd_problem(1.0)
     Z = np.cos(X @ np.random.RandomState(1).standard_normal((5, 16)))
     batches = np.random.RandomState(2).randint(0, len(X), (80, 50)).astype(np.int64)
     lam = 1e-3
     W, b = np.zeros((16, 4)), np.zeros(4)
-    _pegasos_steps(Z, signs, W, b, batches, lam, 0, True)
+    pegasos_steps(Z, signs, W, b, batches, lam, 0, True)
     W_ref, b_ref, active_fractions = pegasos(Z, signs, batches, lam)
     assert active_fractions.max() > DENSE_ACTIVE_FRACTION > active_fractions.min()
     np.testing.assert_allclose(W, W_ref, rtol=1e-9, atol=1e-12)

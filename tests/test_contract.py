@@ -111,7 +111,7 @@ def test_same_seed_same_bits_whatever_the_thread_count(name, data):
 
 @pytest.mark.parametrize("name", FEATURE_MAPS)
 def test_blocked_transform_equals_row_by_row(name, data, monkeypatch):
-    import kernelmaps._base as base
+    import kernelmaps._core.base as base
 
     X = domain(name, data[0])
     est = make(name).fit(X)

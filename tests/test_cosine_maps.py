@@ -41,9 +41,9 @@ def test_float32_close_to_float64(name, cloud):
 def test_small_hadamard_blocks_multiplied_out_give_the_structured_features(name, n_features, output, monkeypatch):
     """Blocks of at most DENSE_MAX_BLOCK are applied as the dense matrix they
     equal; forcing the structured product must give the same features."""
-    from kernelmaps import _hadamard_map
+    from kernelmaps._maps import hadamard as hadamard_map
 
     X = np.random.default_rng(1).standard_normal((300, n_features))
     est = REGISTRY[name](96, gamma=0.2, output=output, random_state=0).fit(X)
-    assert_dense_form_matches(est, X, _hadamard_map, "DENSE_MAX_BLOCK",
-                              est.padded_features_ <= _hadamard_map.DENSE_MAX_BLOCK, monkeypatch)
+    assert_dense_form_matches(est, X, hadamard_map, "DENSE_MAX_BLOCK",
+                              est.padded_features_ <= hadamard_map.DENSE_MAX_BLOCK, monkeypatch)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-import kernelmaps._base as base
+import kernelmaps._core.base as base
 from kernelmaps import CRAFTMaps, RandomMaclaurin, TensorSketch, nrmse
 
 from kernel_checks import assert_within_bound_and_a_wrong_bandwidth_fails

@@ -5,9 +5,9 @@ import pytest
 
 from numba import njit
 
-from kernelmaps import _fastmath as fm
-from kernelmaps import _fastmath_arrays as arrays
-from kernelmaps._fastmath import vlog
+from kernelmaps._numba import fastmath as fm
+from kernelmaps._numba import fastmath_arrays as arrays
+from kernelmaps._numba.fastmath_log import vlog
 
 TOL = {np.float64: 1e-14, np.float32: 1e-6}
 LIMIT = {np.float64: fm.TRIG_LIMIT64, np.float32: fm.TRIG_LIMIT32}

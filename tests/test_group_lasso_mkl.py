@@ -13,7 +13,7 @@ from kernelmaps import (GroupLassoMKLClassifier, GroupLassoMKLRegressor,
                         RandomFourierFeatures)
 from kernelmaps._solvers import group_lasso
 from kernelmaps._solvers.group_lasso import _GramProducts, _Products
-from kernelmaps._solvers.group_lasso_losses import _Loss
+from kernelmaps._solvers.group_lasso_losses import Loss
 from kernelmaps.datasets import make_planted_groups
 from kernelmaps.exact_mkl import solve_l1_mkl
 from kernelmaps.group_lasso_mkl import fista, group_soft_threshold, lipschitz_estimate, solve_group_lasso
@@ -87,7 +87,7 @@ def test_loss_values_match_numpy(name, dtype):
     Z[:3, 0] = [800.0, -800.0, 0.0]          # far tails: no overflow, no lost digits
     T = (np.sign(rng.standard_normal((400, 2))) if name == "logistic"
          else rng.standard_normal((400, 2))).astype(dtype)
-    loss = _Loss(name, 0.1, 10.0)
+    loss = Loss(name, 0.1, 10.0)
     totals, derivative = loss.totals_and_derivative(Z, T)
     expected = loss_reference(name, Z.astype(float), T.astype(float))
     rtol = 2e-5 if dtype == np.float32 else 1e-12
@@ -103,7 +103,7 @@ def test_loss_derivatives_match_finite_differences(name):
     Z = 3 * rng.standard_normal((200, 1))
     T = np.sign(rng.standard_normal((200, 1))) if name == "logistic" else \
         rng.standard_normal((200, 1))
-    loss = _Loss(name, 0.1, 4.0)
+    loss = Loss(name, 0.1, 4.0)
     _, derivative = loss.totals_and_derivative(Z, T)
     h = 1e-6
     numeric = (loss_reference(name, Z + h, T, 0.1, 4.0)
@@ -118,7 +118,7 @@ def test_objective_gradient_matches_finite_differences(name, form):
         pytest.skip("the Gram form is for the squared loss")
     F, y, bounds = grouped_problem(n=150, sizes=(3, 4, 5))
     T = np.sign(y - y.mean())[:, None] if name == "logistic" else y[:, None]
-    loss = _Loss(name, 0.1, 4.0)
+    loss = Loss(name, 0.1, 4.0)
     products = _Products(F, T, loss, None) if form is _Products else _GramProducts(F, T, None)
     rng = np.random.default_rng(4)
     W, b = 0.2 * rng.standard_normal((F.shape[1], 1)), np.array([0.3])
@@ -149,7 +149,7 @@ def test_epsilon_logistic_tends_to_epsilon_insensitive_loss():
     insensitive = np.maximum(0, np.abs(r) - 0.1)
     gaps = []
     for sharpness in (1, 5, 10, 100, 1000):
-        loss = _Loss("epsilon_logistic", 0.1, float(sharpness))
+        loss = Loss("epsilon_logistic", 0.1, float(sharpness))
         values = np.array([loss.totals(r[i:i + 1], zero[i:i + 1])[0] for i in range(len(r))])
         gap = np.abs(values - insensitive[:, 0]).max()
         assert gap <= 2 * math.log(2) / sharpness     # the softplus bound, both terms

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-import kernelmaps._group_lasso_fit as group_lasso_fit
+import kernelmaps._machines.group_lasso as group_lasso_fit
 from kernelmaps import (GroupLassoMKL, GroupLassoMKLClassifier, GroupLassoMKLRegressor,
                         RandomFourierFeatures)
 from kernelmaps.datasets import make_planted_groups

@@ -11,8 +11,8 @@ import kernelmaps
 from numba import njit
 from numba.core.errors import TypingError
 
-import kernelmaps._hadamard
-from kernelmaps._hadamard import REGISTER_BLOCK, _register_row, fwht_row, register_butterflies
+import kernelmaps._numba.fwht
+from kernelmaps._numba.fwht import REGISTER_BLOCK, _register_row, fwht_row, register_butterflies
 
 
 @pytest.mark.parametrize("n", [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192,
@@ -50,7 +50,7 @@ def test_register_butterflies_transform_each_block(size, dtype, rtol):
 
 
 def test_the_register_block_fits_the_target_registers():
-    from kernelmaps._hadamard import VECTOR_BITS, _target_has_avx512
+    from kernelmaps._numba.fwht import VECTOR_BITS, _target_has_avx512
 
     # 16 vectors of the target's width: 32 registers with AVX-512, 16 without
     assert (REGISTER_BLOCK, VECTOR_BITS) == ((128, 512) if _target_has_avx512() else (64, 256))
@@ -128,6 +128,6 @@ def test_fwht_rejects_read_only():
 
 
 def test_the_transform_module_sits_below_the_feature_maps():
-    tree = ast.parse(inspect.getsource(kernelmaps._hadamard))
+    tree = ast.parse(inspect.getsource(kernelmaps._numba.fwht))
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.level}
-    assert not imported & {"_base", "_cosine_map", "_hadamard_map"}, imported
+    assert not imported & {"_core.base", "_maps.cosine", "_maps.hadamard"}, imported

@@ -12,12 +12,13 @@ from sklearn.datasets import load_digits
 from sklearn.svm import SVC
 
 from kernelmaps import KernelRidge, KernelRidgeClassifier, KernelSVC, datasets
-from kernelmaps._kernels import exact_kernel
-from kernelmaps._solvers.greedy_cd import _greedy_coordinate_descent
-from kernelmaps._solvers.kernel_cache import _kernel_column
-from kernelmaps._solvers.smo import _smo_second_order, _swap_variables
-from kernelmaps._kernels import KERNEL_CODES, KERNELS
-from kernelmaps._validation import InsufficientMemoryError
+from kernelmaps._kernels.exact import exact_kernel
+from kernelmaps._solvers import greedy_cd
+from kernelmaps._solvers.kernel_cache import kernel_column
+from kernelmaps._solvers.smo import smo_second_order, _swap_variables
+from kernelmaps._kernels.exact import KERNEL_CODES
+from kernelmaps._kernels.names import KERNELS
+from kernelmaps._core.validation import InsufficientMemoryError
 
 from naive import greedy_coordinate_descent, svm_dual_violation
 
@@ -38,8 +39,8 @@ def test_kernel_column_is_the_gram_column_and_the_cache_is_lru(kernel):
     cache, slot_of, slot_owner, last_used, col_len = cache_state(40, 2)
 
     def column(i, clock, length=40):
-        return _kernel_column(i, length, X, sq, KERNEL_CODES[kernel], 0.4, 0.5, 3, cache, slot_of,
-                              slot_owner, last_used, col_len, clock)
+        return kernel_column(i, length, X, sq, KERNEL_CODES[kernel], 0.4, 0.5, 3, cache, slot_of,
+                             slot_owner, last_used, col_len, clock)
 
     for clock, i in enumerate([3, 7, 3, 11]):  # 11 evicts 7, the least recently used
         np.testing.assert_allclose(column(i, clock), K[:, i], rtol=1e-12, atol=1e-12)
@@ -61,7 +62,7 @@ def test_greedy_coordinate_descent_matches_numpy(n_slots):
     Q = np.outer(y, y) * (K + 1.0)
     expected, n_expected = greedy_coordinate_descent(Q, 2.0, 1e-6, 5000)
     alpha, z = np.zeros(60), np.zeros(60)
-    it, converged, _ = _greedy_coordinate_descent(
+    it, converged, _ = greedy_cd.greedy_coordinate_descent(
         X, np.einsum("ij,ij->i", X, X), 0, 0.5, 1.0, 2, 1.0, y, 2.0, 1e-6, 5000,
         *cache_state(60, n_slots), 0, alpha, z, np.diag(Q).copy())
     assert converged and it == n_expected
@@ -81,7 +82,7 @@ def test_swapping_two_variables_permutes_every_array_and_the_cached_columns():
     sq = np.einsum("ij,ij->i", X, X)
     cache, slot_of, slot_owner, last_used, col_len = cache_state(n, 4)
     for clock, (i, length) in enumerate([(2, n), (9, 20), (25, 12), (4, 5)]):
-        _kernel_column(i, length, X, sq, 0, 0.3, 1.0, 2, cache, slot_of, slot_owner, last_used, col_len, clock)
+        kernel_column(i, length, X, sq, 0, 0.3, 1.0, 2, cache, slot_of, slot_owner, last_used, col_len, clock)
     y, alpha, G, G_bar, k_diag = (rng.standard_normal(n) for _ in range(5))  # stand-ins
     originals = [v.copy() for v in (sq, y, alpha, G, G_bar, k_diag)]
     X0, perm = X.copy(), np.arange(n)
@@ -114,7 +115,7 @@ def run_smo(X, y, C, gamma, shrinking, tol=1e-3, n_slots=None):
     perm = np.arange(n, dtype=np.int64)
     Xp, yp, alpha = X.copy(), y.copy(), np.zeros(n)
     G, G_bar = np.full(n, -1.0), np.zeros(n)
-    it, converged, _, rho = _smo_second_order(
+    it, converged, _, rho = smo_second_order(
         Xp, np.einsum("ij,ij->i", Xp, Xp), 0, gamma, 1.0, 2, yp, C, tol, 10**6, shrinking,
         *cache_state(n, n_slots or n), 0, alpha, G, G_bar, np.ones(n), perm)
     assert converged
@@ -309,13 +310,13 @@ class _Trained(Exception):
 @pytest.fixture
 def no_training(monkeypatch):
     """KernelSVC's solver replaced by one that refuses to train, and 4 GiB of memory available."""
-    import kernelmaps._validation as validation
+    import kernelmaps._core.validation as validation
     import kernelmaps.kernel_svc as kernel_svc
 
     def solver(*args, **kwargs):
         raise _Trained
 
-    monkeypatch.setattr(kernel_svc, "_Solver", solver)
+    monkeypatch.setattr(kernel_svc, "Solver", solver)
     monkeypatch.setattr(validation, "available_memory_bytes", lambda: 4 * 2**30)
 
 
@@ -337,7 +338,7 @@ def test_one_vs_one_duals_are_planned_before_training(no_training):
 
 
 def test_the_cross_validation_of_probabilities_is_planned_too(no_training, monkeypatch):
-    import kernelmaps._validation as validation
+    import kernelmaps._core.validation as validation
 
     X, y = many_classes(200, 10)  # 19900 one-vs-one problems on 2000 rows
     monkeypatch.setattr(validation, "available_memory_bytes", lambda: 1.5 * 2**30)

@@ -5,7 +5,8 @@ import pytest
 from sklearn.metrics import pairwise
 
 from kernelmaps import exact_kernel, kernel_mse, nrmse, relative_frobenius_error
-from kernelmaps._kernels import canonical_kernel, resolve_gamma
+from kernelmaps._kernels.bandwidth import resolve_gamma
+from kernelmaps._kernels.names import canonical_kernel
 from naive import kernel_matrix
 
 

@@ -5,7 +5,7 @@ import pytest
 from sklearn.linear_model import Ridge
 
 from kernelmaps import LeastSquaresClassifier, LeastSquaresRegressor, PegasosSVC
-from kernelmaps.pegasos import _pegasos_steps
+from kernelmaps._solvers.pegasos_dense import pegasos_steps
 
 from naive import pegasos
 
@@ -59,7 +59,7 @@ def test_pegasos_kernel_matches_numpy_reference(blobs, dtype):
     batches = np.random.default_rng(3).integers(0, len(y), (60, 32))
     W = np.zeros((10, 4))
     b = np.zeros(4)
-    _pegasos_steps(X.astype(dtype), signs, W, b, batches, 0.01, 0, True)
+    pegasos_steps(X.astype(dtype), signs, W, b, batches, 0.01, 0, True)
     W_ref, b_ref, _ = pegasos(X.astype(dtype).astype(np.float64), signs.astype(float), batches, 0.01)
     np.testing.assert_allclose(W, W_ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(b, b_ref, rtol=1e-9, atol=1e-12)

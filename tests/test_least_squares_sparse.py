@@ -14,7 +14,7 @@ import kernelmaps._solvers.sparse_ridge as sparse_ridge
 import kernelmaps._solvers.normal_equations as normal_equations
 from kernelmaps import ECOCClassifier, LeastSquaresClassifier, LeastSquaresRegressor, SparseFeatureMap
 from kernelmaps._solvers.normal_equations import NormalEquations
-from kernelmaps._validation import FeatureOverflowError
+from kernelmaps._core.validation import FeatureOverflowError
 
 #: CG's tolerance in the comparisons with the exact solution, and their tolerance.
 CG_TOL, CG_RTOL = 1e-10, 1e-6

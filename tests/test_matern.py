@@ -5,8 +5,8 @@ import pytest
 from sklearn.gaussian_process.kernels import Matern
 
 from kernelmaps import KernelRidge, KernelSVC, Nystroem, exact_kernel
-from kernelmaps._kernels import LAST_BLAS_KERNEL_CODE, block_scalars, finish_block, kernel_block
-from kernelmaps._solvers.kernel_cache import _kernel_column
+from kernelmaps._kernels.exact import LAST_BLAS_KERNEL_CODE, block_scalars, finish_block, kernel_block
+from kernelmaps._solvers.kernel_cache import kernel_column
 from kernelmaps._solvers.kernel_operator import KernelOperator
 from scipy.special import gamma as gamma_function, kv
 
@@ -96,7 +96,7 @@ def test_kernel_operator_and_svm_column_are_the_gram(nu, points):
     code, g, c0, p = block_scalars("matern", 0.3, 2, 1.0, 2.5, 1.0, np.float64)
     cache = (np.empty((2, 40)), np.full(40, -1, dtype=np.int64), np.full(2, -1, dtype=np.int64),
              np.full(2, -1, dtype=np.int64), np.zeros(2, dtype=np.int64))
-    col = _kernel_column(3, 40, X, np.einsum("ij,ij->i", X, X), code, g, c0, p, *cache, 0)
+    col = kernel_column(3, 40, X, np.einsum("ij,ij->i", X, X), code, g, c0, p, *cache, 0)
     np.testing.assert_allclose(col, exact_kernel(X, kernel="matern", gamma=0.3, nu=2.5)[:, 3], rtol=1e-12,
                                atol=1e-13)
 
@@ -183,5 +183,5 @@ def test_svm_columns_on_their_own_rows():
     for i in range(60):
         cache = (np.empty((1, 60)), np.full(60, -1, dtype=np.int64), np.full(1, -1, dtype=np.int64),
                  np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64))
-        col = _kernel_column(i, 60, X, np.einsum("ij,ij->i", X, X), code, g, c0, p, *cache, 0)
+        col = kernel_column(i, 60, X, np.einsum("ij,ij->i", X, X), code, g, c0, p, *cache, 0)
         np.testing.assert_allclose(col, expected[:, i], rtol=0, atol=1e-12)

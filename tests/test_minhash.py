@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from kernelmaps import MinHash, min_max_kernel, tanimoto_kernel
-from kernelmaps._minhash_exact import bbit_constants, low_bits_collision
+from kernelmaps._kernels.minhash import bbit_constants, low_bits_collision
 from naive import exact_resemblance
 
 D = 2048

@@ -8,8 +8,8 @@ from sklearn.kernel_approximation import Nystroem as SkNystroem
 from sklearn.preprocessing import StandardScaler
 
 from kernelmaps import Nystroem, datasets, relative_frobenius_error
-from kernelmaps._kernels import KERNEL_CODES, kernel_block
-from kernelmaps._landmarks import ridge_leverage_scores as _ridge_leverage_scores
+from kernelmaps._kernels.exact import KERNEL_CODES, kernel_block
+from kernelmaps._kernels.landmarks import ridge_leverage_scores as _ridge_leverage_scores
 from kernelmaps.nystroem import _flush_subnormals
 
 from kernel_checks import assert_within_bound_and_a_wrong_bandwidth_fails, gram_error

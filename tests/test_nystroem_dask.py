@@ -63,7 +63,7 @@ def test_dask_fit_is_deterministic_and_keeps_float32(client, data):
 
 def test_centres_of_a_sampled_fit_are_rows_of_x(client, data, monkeypatch):
     """More rows than the sample: the centres come from the sample, their indices are X's rows."""
-    import kernelmaps._dask_kernel_machines as machines
+    import kernelmaps._machines.dask_nystroem as machines
 
     X, y, _ = data
     monkeypatch.setattr(machines, "FIT_SAMPLE_ROWS", 1000)

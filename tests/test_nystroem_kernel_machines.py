@@ -14,7 +14,7 @@ from kernelmaps import (KernelRidge, KernelRidgeClassifier, Nystroem, NystroemKe
                         NystroemKernelRidgeClassifier, NystroemLogisticRegression, datasets, exact_kernel)
 from kernelmaps._solvers.falkon import nystroem_kernel_ridge
 from kernelmaps._solvers.kernel_operator import KernelOperator
-from kernelmaps._validation import InsufficientMemoryError
+from kernelmaps._core.validation import InsufficientMemoryError
 
 
 @pytest.fixture(scope="module")
@@ -391,12 +391,12 @@ def test_validation_fraction_is_checked_before_the_split(cls, fraction, regressi
 
 @pytest.mark.parametrize("cls", NYSTROEM_ESTIMATORS[1:])
 def test_every_parameter_is_checked_before_any_work(cls, regression, monkeypatch):
-    from kernelmaps import _nystroem_machine
+    from kernelmaps._machines import nystroem as nystroem_machine
 
     def no_split(*args):
         raise AssertionError("the rows were split before the parameters were checked")
 
-    monkeypatch.setattr(_nystroem_machine, "validation_rows", no_split)
+    monkeypatch.setattr(nystroem_machine, "validation_rows", no_split)
     X, Y = regression
     for bad in [dict(kernel="gauss"), dict(nu=-1.0), dict(landmarks="random"), dict(n_iter_no_change=0),
                 dict(landmarks=np.zeros((20, 4))), dict(early_stopping="yes")]:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from kernelmaps import RandomFourierFeatures
-from kernelmaps._parallel import run_row_blocks
+from kernelmaps._core.parallel import run_row_blocks
 
 
 def test_blocks_cover_every_row_once():
@@ -23,7 +23,7 @@ def test_blocks_cover_every_row_once():
 
 
 def test_the_pool_is_kept_between_calls():
-    from kernelmaps._parallel import n_worker_threads
+    from kernelmaps._core.parallel import n_worker_threads
 
     names = set()
 

@@ -7,8 +7,8 @@ import scipy.sparse as sp
 import kernelmaps.pegasos
 from kernelmaps import PegasosSVC
 from kernelmaps._solvers.pegasos_sparse import MIN_SCALE, pegasos_sparse_steps
-from kernelmaps._validation import FeatureOverflowError
-from kernelmaps.pegasos import _draw_minibatches, _pegasos_steps
+from kernelmaps._core.validation import FeatureOverflowError
+from kernelmaps._solvers.pegasos_dense import draw_minibatches, pegasos_steps
 
 
 def planted(n_rows, n_features, n_classes, seed, density=0.2):
@@ -89,7 +89,7 @@ def test_wide_sparse_features_fit_predict_and_learn(monkeypatch):
     def dense_steps(*args):
         raise AssertionError("sparse features went to the dense kernel")
 
-    monkeypatch.setattr(kernelmaps.pegasos, "_pegasos_steps", dense_steps)
+    monkeypatch.setattr(kernelmaps.pegasos, "pegasos_steps", dense_steps)
     clf = PegasosSVC(alpha=1e-4, batch_size=100, max_iter=200, random_state=0).fit(Z, y)
     assert clf.coef_.shape == (500_000, 3)
     assert np.isfinite(clf.coef_).all()
@@ -108,7 +108,7 @@ def run_both(Z, Zs, signs, batches, lam, fit_intercept, min_scale, W0=None, b0=N
     W_dense, b_dense = W.copy(), b.copy()
     n_folds = pegasos_sparse_steps(Zs.data, Zs.indices, Zs.indptr, signs, W, b, batches, lam, t0,
                                    fit_intercept, min_scale)
-    _pegasos_steps(Z, signs, W_dense, b_dense, batches, lam, t0, fit_intercept)
+    pegasos_steps(Z, signs, W_dense, b_dense, batches, lam, t0, fit_intercept)
     return W, b, W_dense, b_dense, n_folds
 
 
@@ -116,7 +116,7 @@ def run_both(Z, Zs, signs, batches, lam, fit_intercept, min_scale, W0=None, b0=N
 def test_folding_the_scale_into_the_weights_changes_nothing(fit_intercept):
     Z, Zs, y = planted(200, 30, 3, seed=7)
     signs = np.where(y[:, None] == np.arange(3), 1, -1).astype(np.int8)
-    batches = _draw_minibatches(np.random.RandomState(0), 200, 150, 16)
+    batches = draw_minibatches(np.random.RandomState(0), 200, 150, 16)
     lam = 0.05
     # the default folds only at the first step, whose shrink factor is 0
     W, b, W_dense, b_dense, n_folds = run_both(Z, Zs, signs, batches, lam, fit_intercept, MIN_SCALE)
@@ -134,10 +134,10 @@ def test_steps_continue_from_given_weights():
     the scale never folds and the steps still match."""
     Z, Zs, y = planted(200, 30, 3, seed=8)
     signs = np.where(y[:, None] == np.arange(3), 1, -1).astype(np.int8)
-    batches = _draw_minibatches(np.random.RandomState(1), 200, 200, 16)
+    batches = draw_minibatches(np.random.RandomState(1), 200, 200, 16)
     lam = 0.05
     W0, b0 = np.zeros((30, 3)), np.zeros(3)
-    _pegasos_steps(Z, signs, W0, b0, batches[:50], lam, 0, True)
+    pegasos_steps(Z, signs, W0, b0, batches[:50], lam, 0, True)
     W, b, W_dense, b_dense, n_folds = run_both(Z, Zs, signs, batches[50:], lam, True, MIN_SCALE, W0, b0, t0=50)
     assert n_folds == 0
     np.testing.assert_allclose(W, W_dense, rtol=1e-9, atol=1e-12)

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import kernelmaps
 import kernelmaps.random_binning as random_binning
 from kernelmaps import RandomBinning, exact_kernel
-from kernelmaps._validation import FeatureOverflowError
+from kernelmaps._core.validation import FeatureOverflowError
 
 
 def same_bin_fraction(binning, X, Y):

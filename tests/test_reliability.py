@@ -15,8 +15,8 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from threadpoolctl import threadpool_info
 
 import kernelmaps
-from kernelmaps._kernels import resolve_gamma
-from kernelmaps._validation import FeatureOverflowError, InsufficientMemoryError
+from kernelmaps._kernels.bandwidth import resolve_gamma
+from kernelmaps._core.validation import FeatureOverflowError, InsufficientMemoryError
 from registry import ALL, FEATURE_MAPS, REGISTRY, SIZED_MAPS, dense, domain, fit, make, stored, takes
 
 
@@ -309,7 +309,7 @@ def test_concurrent_transforms_restore_the_blas_threads(name, data):
 def test_overlapping_blas_limits_restore_the_original_count():
     """Two transforms whose limits overlap and end in the order they began: the
     first one out must not restore the limit of one thread left by the second."""
-    from kernelmaps._parallel import blas_single_thread
+    from kernelmaps._core.parallel import blas_single_thread
 
     before = blas_threads()
     first, second = blas_single_thread(), blas_single_thread()

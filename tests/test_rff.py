@@ -5,7 +5,7 @@ import pytest
 from sklearn.kernel_approximation import RBFSampler
 
 from kernelmaps import RandomFourierFeatures, relative_frobenius_error
-from kernelmaps._cosine_map import _cos_features, _cossin_features
+from kernelmaps._maps.cosine import cos_features, _cossin_features
 
 from kernel_checks import assert_unbiased_over_seeds, assert_within_bound_and_a_wrong_bandwidth_fails, gram_error
 
@@ -20,7 +20,7 @@ def test_cos_features_matches_numpy(dtype, tol, magnitude):
     # the argument is formed in the working dtype, as the map does
     expected = 0.3 * np.cos((P + offset).astype(np.float64))
     got = P.copy()
-    _cos_features(got, offset, dtype(0.3))
+    cos_features(got, offset, dtype(0.3))
     np.testing.assert_allclose(got, expected, atol=tol * 4, rtol=0)
 
 
@@ -105,16 +105,16 @@ def test_cos_features_report_non_finite_arguments(dtype):
     """The epilogue's return value replaces the transform's finiteness pass."""
     P = np.ones((4, 600), dtype)
     offset = np.zeros(600, dtype)
-    assert _cos_features(P.copy(), offset, dtype(0.5))
+    assert cos_features(P.copy(), offset, dtype(0.5))
     for bad in (np.inf, -np.inf, np.nan):
         Q = P.copy()
         Q[2, 300] = bad
-        assert not _cos_features(Q, offset, dtype(0.5))
+        assert not cos_features(Q, offset, dtype(0.5))
         assert np.isnan(Q[2, 300]) and np.isfinite(np.delete(Q.ravel(), 2 * 600 + 300)).all()
 
 
 def test_rff_transform_overflowing_to_infinity_is_a_clear_error():
-    from kernelmaps._validation import FeatureOverflowError
+    from kernelmaps._core.validation import FeatureOverflowError
 
     X = np.random.default_rng(0).standard_normal((50, 64))
     rff = RandomFourierFeatures(64, gamma=1.0, random_state=0).fit(X)

@@ -16,10 +16,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils import get_tags
 
-import kernelmaps._parallel as parallel
+import kernelmaps._core.parallel as parallel
 from kernelmaps import (CRAFTMaps, Nystroem, RandomFourierFeatures, RandomMaclaurin, SparseFeatureMap,
                         TensorSketch, relative_frobenius_error)
-from kernelmaps._validation import check_float_array
+from kernelmaps._core.validation import check_float_array
 from registry import FEATURE_MAPS, REGISTRY, domain, make
 
 pd = pytest.importorskip("pandas")

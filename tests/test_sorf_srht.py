@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 
 from kernelmaps import SRHT, Fastfood, RandomFourierFeatures, StructuredOrthogonalFeatures
-from kernelmaps.sorf import _sorf_project
-from kernelmaps.srht import _srht_apply, _srht_draw
+from kernelmaps._maps.hadamard import sorf_project, srht_apply, srht_draw
 
 from kernel_checks import gram_error, kernel_mse_per_seed
 from naive import sorf_matrix, srht
@@ -21,7 +20,7 @@ def test_sorf_projection_matches_dense_matrix(dtype, rtol):
     W = sorf_matrix(D3, D2, D1)
     X = rng.standard_normal((7, 11))
     P = np.empty((7, 40), dtype)
-    _sorf_project(X.astype(dtype), D3.astype(dtype), D2.astype(dtype), D1.astype(dtype), P)
+    sorf_project(X.astype(dtype), D3.astype(dtype), D2.astype(dtype), D1.astype(dtype), P)
     np.testing.assert_allclose(P, X @ W[:40, :11].T, rtol=rtol, atol=rtol * 10)
     # rows: orthogonal within a block, norm sqrt(p) * sqrt(2 gamma)
     np.testing.assert_allclose(W[:p] @ W[:p].T, p * 2 * 0.3 * np.eye(p), atol=1e-10)
@@ -53,10 +52,10 @@ def test_mse_ordering_on_letter(letter_standardized):
 @pytest.mark.parametrize("n_features, n_components", [(11, 5), (11, 40), (16, 16)])
 def test_srht_matches_dense_matrix(dtype, rtol, n_features, n_components):
     rng = np.random.RandomState(0)
-    signs, index = _srht_draw(n_features, n_components, rng)
+    signs, index = srht_draw(n_features, n_components, rng)
     X = rng.standard_normal((7, n_features))
     out = np.empty((7, n_components), dtype)
-    _srht_apply(X.astype(dtype), signs.astype(dtype), index, dtype(1 / np.sqrt(n_components)), out)
+    srht_apply(X.astype(dtype), signs.astype(dtype), index, dtype(1 / np.sqrt(n_components)), out)
     np.testing.assert_allclose(out, srht(X, signs, index), rtol=rtol, atol=rtol * 10)
 
 

@@ -11,9 +11,9 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import kernelmaps
-import kernelmaps._base as base
+import kernelmaps._core.base as base
 from kernelmaps import SparseFeatureMap
-from kernelmaps._validation import FeatureOverflowError
+from kernelmaps._core.validation import FeatureOverflowError
 
 from naive import floor_one_hot
 

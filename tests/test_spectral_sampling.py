@@ -8,9 +8,9 @@ import pytest
 from scipy import stats
 
 from kernelmaps import OrthogonalRandomFeatures, RandomFourierFeatures, exact_kernel, relative_frobenius_error
-from kernelmaps._qmc import U_MIN, draw_spectral_qmc, sobol_uniforms, student_t_scale
+from kernelmaps._maps.qmc import U_MIN, draw_spectral_qmc, sobol_uniforms, student_t_scale
+from kernelmaps._maps.spectral import draw_spectral
 from kernelmaps.orf import _draw_orthogonal_gaussian
-from kernelmaps.rff import _draw_spectral
 
 from kernel_checks import assert_unbiased_over_seeds, assert_within_bound_and_a_wrong_bandwidth_fails, gram_error
 
@@ -28,7 +28,7 @@ def squared_norm_ratio(W, gamma):
 @pytest.mark.parametrize("nu", [0.5, 1.5, 2.5])
 def test_matern_frequencies_are_multivariate_student_t(nu):
     d, gamma = 5, 0.3
-    W = _draw_spectral("matern", gamma, (d, 4000), np.random.RandomState(0), nu=nu)
+    W = draw_spectral("matern", gamma, (d, 4000), np.random.RandomState(0), nu=nu)
     # each entry is a Student-t with 2 nu degrees of freedom and scale sqrt(2 gamma)
     assert stats.kstest(W[0] / np.sqrt(2 * gamma), stats.t(2 * nu).cdf).pvalue > 1e-3
     # and the entries of a column share their chi-square: the squared norm is F(d, 2 nu)

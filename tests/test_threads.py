@@ -9,7 +9,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 import kernelmaps  # noqa: F401  (registers the controller)
 from kernelmaps import RandomFourierFeatures
-from kernelmaps import _parallel
+from kernelmaps._core import parallel
 
 
 def _threads_used(n_rows=4096, step=16):
@@ -23,7 +23,7 @@ def _threads_used(n_rows=4096, step=16):
         with lock:
             seen.add(threading.get_ident())
 
-    _parallel.run_row_blocks(n_rows, step, work)
+    parallel.run_row_blocks(n_rows, step, work)
     return seen
 
 

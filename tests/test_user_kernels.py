@@ -141,7 +141,7 @@ def test_kernel_ridge_precomputed_and_callable_equal_the_built_in(data):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_precomputed_kernel_block_reads_the_gram_columns(dtype):
-    from kernelmaps._kernels import PRECOMPUTED_CODE, kernel_block
+    from kernelmaps._kernels.exact import PRECOMPUTED_CODE, kernel_block
 
     rng = np.random.default_rng(2)
     K = rng.standard_normal((12, 12)).astype(dtype)

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 from scipy.sparse.linalg import aslinearoperator
 
-from .._fastmath import FASTMATH
+from .._numba.fastmath import FASTMATH
 
 
 @njit(["void(f4[:, ::1], i8[::1], f4, f4[:, ::1], f4[:, ::1])",
@@ -111,7 +111,7 @@ def lipschitz_estimate(A, n_power_iterations=100, rtol=1e-4, random_state=0):
     return estimate
 
 
-def _group_norms(W, bounds):
+def group_norms(W, bounds):
     return np.sqrt(np.add.reduceat(W * W, bounds[:-1], axis=0))
 
 
@@ -173,7 +173,7 @@ def fista(products, bounds, alpha, W, intercept, *, lipschitz, max_iter, tol, sc
     momentum = np.ones(X.shape[1])
     tiny = np.finfo(np.float64).tiny
     L, Lb = max(float(lipschitz[0]), tiny), max(float(lipschitz[1]), tiny)
-    norms = _group_norms(X, bounds)
+    norms = group_norms(X, bounds)
     history = [float((loss_x + alpha * norms.sum(axis=0)).sum())]
     converged = False
     n_iter = 0
@@ -197,7 +197,7 @@ def fista(products, bounds, alpha, W, intercept, *, lipschitz, max_iter, tol, sc
                     f"(loss {loss_n.tolist()} at the trial point); the features or targets are too "
                     "large for float64: scale them")
         history.append(float((loss_n + alpha * norms.sum(axis=0)).sum()))
-        mapping = L * _group_norms(step, bounds)
+        mapping = L * group_norms(step, bounds)
         residual = max(float(mapping.max(initial=0.0)), float(Lb * np.abs(step_b).max())) / scale
         if residual <= tol:
             X, bx = Xn, bn

@@ -3,13 +3,13 @@
 import numpy as np
 from numba import njit
 
-from .._fastmath import FASTMATH
-from .kernel_cache import _kernel_column
-from .smo import _box
+from .._numba.fastmath import FASTMATH
+from .kernel_cache import kernel_column
+from .smo import upper_bound
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _greedy_coordinate_descent(X, sq, code, gamma, coef0, degree, bias, y, C, tol, max_iter,
+def greedy_coordinate_descent(X, sq, code, gamma, coef0, degree, bias, y, C, tol, max_iter,
                               cache, slot_of, slot_owner, last_used, col_len, clock0, alpha, z, q_diag):
     """Greedy coordinate descent on the SVM dual ``min 1/2 a^T Q a - e^T a, 0 <= a_i <= C_i``.
 
@@ -46,7 +46,7 @@ def _greedy_coordinate_descent(X, sq, code, gamma, coef0, degree, bias, y, C, to
                 continue
             d = (1.0 - z[i]) / q
             lo = -alpha[i]
-            hi = _box(C, i) - alpha[i]
+            hi = upper_bound(C, i) - alpha[i]
             d = hi if d > hi else d
             d = lo if d < lo else d
             if abs(d) > best_abs:
@@ -56,8 +56,8 @@ def _greedy_coordinate_descent(X, sq, code, gamma, coef0, degree, bias, y, C, to
         if best < 0 or best_abs < tol:
             return it, True, clock
         clock += 1
-        col = _kernel_column(best, n, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
-                             last_used, col_len, clock)
+        col = kernel_column(best, n, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+                            last_used, col_len, clock)
         alpha[best] += best_delta
         scale = best_delta * y[best]
         for j in range(n):
@@ -65,7 +65,7 @@ def _greedy_coordinate_descent(X, sq, code, gamma, coef0, degree, bias, y, C, to
     return max_iter, False, clock
 
 
-def _largest_greedy_step(alpha, z, q_diag, C):
+def largest_greedy_step(alpha, z, q_diag, C):
     """The largest clipped coordinate step, the stopping measure of greedy coordinate descent."""
     positive = q_diag > 0
     upper = np.broadcast_to(C, alpha.shape)[positive] - alpha[positive]

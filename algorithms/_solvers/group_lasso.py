@@ -15,10 +15,10 @@ from typing import NamedTuple
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from .._parallel import blas_single_thread, block_rows, n_worker_threads
-from .._validation import check_choice, check_integer, check_positive
-from .fista import _group_norms, fista, lipschitz_estimate
-from .group_lasso_losses import LOSS_CODES, _Loss
+from .._core.parallel import blas_single_thread, block_rows, n_worker_threads
+from .._core.validation import check_choice, check_integer, check_positive
+from .fista import fista, group_norms, lipschitz_estimate
+from .group_lasso_losses import LOSS_CODES, Loss
 
 
 def _product(A, B):
@@ -158,7 +158,7 @@ class _GramProducts:
         return lipschitz_estimate(self.Q) * 1.05, 1.0
 
 
-def _products(F, T, loss, pool, gram_limit_bytes=2 ** 30):
+def select_products(F, T, loss, pool, gram_limit_bytes=2 ** 30):
     """The Gram form for the squared loss when it is smaller than the features, else passes."""
     n, p = F.shape
     if loss.code == 0 and p <= n and 8 * p * p <= gram_limit_bytes:
@@ -177,12 +177,12 @@ def _centred_eigenvalue(F, mean):
     return lipschitz_estimate(LinearOperator((p, p), matvec=apply, dtype=np.float64))
 
 
-def _alpha_max(products, bounds, intercept):
+def group_lasso_alpha_max(products, bounds, intercept):
     """The smallest alpha at which every group is zero: ``max_g ||F_g^T l'(b_0)|| / N``."""
     W = np.zeros((products.n_features, products.T.shape[1]))
     Z, _ = products.image_and_loss(W, np.asarray(intercept, dtype=np.float64))
     _, G, _ = products.loss_and_gradient(W, intercept, Z)
-    return float(_group_norms(G, bounds).max())
+    return float(group_norms(G, bounds).max())
 
 
 class GroupLassoSolution(NamedTuple):
@@ -272,11 +272,11 @@ def solve_group_lasso(F, y, bounds, alpha, *, loss="squared", epsilon=0.1, sharp
     check_choice(loss, "loss", tuple(LOSS_CODES))
     if loss == "logistic" and not np.all(np.abs(T) == 1):
         raise ValueError("loss='logistic' needs targets in {-1, +1}")
-    loss = _Loss(loss, epsilon, sharpness)
+    loss = Loss(loss, epsilon, sharpness)
     with blas_single_thread(), ThreadPoolExecutor(n_worker_threads()) as pool:
-        products = _products(F, T, loss, pool)
+        products = select_products(F, T, loss, pool)
         b0 = loss.best_intercept(T)
-        alpha_max = _alpha_max(products, bounds, b0)
+        alpha_max = group_lasso_alpha_max(products, bounds, b0)
         W = (np.zeros((F.shape[1], T.shape[1])) if coef is None
              else np.asarray(coef, dtype=np.float64).reshape(F.shape[1], T.shape[1]))
         b = b0 if intercept is None else np.asarray(intercept, dtype=np.float64).reshape(-1)
@@ -317,8 +317,8 @@ def group_lasso_path(products, loss, bounds, alphas, intercept, F_val, T_val, *,
     Parameters
     ----------
     products : _Products or _GramProducts
-        The problem on the training rows (see :func:`_products`).
-    loss : _Loss
+        The problem on the training rows (see :func:`select_products`).
+    loss : Loss
         The loss of ``products``, to score the held-out rows.
     bounds : ndarray of int64 of shape (n_groups + 1,)
     alphas : ndarray of shape (n_alphas,)

@@ -11,7 +11,8 @@ import numpy as np
 from numba import njit
 from scipy.optimize import brentq
 
-from .._fastmath import FASTMATH, vexp, vlog
+from .._numba.fastmath import FASTMATH, vexp
+from .._numba.fastmath_log import vlog
 
 #: Loss name -> code read by the Numba kernels.
 LOSS_CODES = {"squared": 0, "logistic": 1, "epsilon_logistic": 2}
@@ -100,7 +101,7 @@ def _row_losses(code, Z, T, epsilon, sharpness, out):
 
 
 
-class _Loss:
+class Loss:
     """A per-sample loss with the constants of its kernels (mean over rows)."""
 
     def __init__(self, name, epsilon=0.0, sharpness=1.0):

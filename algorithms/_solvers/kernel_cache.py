@@ -8,13 +8,13 @@ the kernels take arrays and scalars only and stay cacheable.
 import numpy as np
 from numba import njit
 
-from .._fastmath import FASTMATH
-from .._kernels import LAST_BLAS_KERNEL_CODE, kernel_block
+from .._kernels.exact import LAST_BLAS_KERNEL_CODE, kernel_block
+from .._numba.fastmath import FASTMATH
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _kernel_column(i, length, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner, last_used,
-                   col_len, clock):
+def kernel_column(i, length, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner, last_used,
+                  col_len, clock):
     """Entries ``0 .. length-1`` of the column ``K(X, x_i)`` through a fixed-size LRU cache.
 
     Returns the cached row, valid on its first ``length`` entries (at least). A
@@ -22,14 +22,14 @@ def _kernel_column(i, length, X, sq, code, gamma, coef0, degree, cache, slot_of,
     does not hold yet (``col_len``: a shrunk problem asks for its active
     variables only, as LIBSVM's ``get_Q(i, len)``); a miss evicts the least
     recently used slot (empty slots, stamped -1, go first). Entries are one BLAS
-    matrix-vector product plus the epilogue :func:`kernelmaps._kernels.kernel_block`.
+    matrix-vector product plus the epilogue :func:`kernelmaps._kernels.exact.kernel_block`.
 
     Parameters
     ----------
     i, length : int
     X : ndarray of shape (n, d), float64
     sq : ndarray of shape (n,), ``|x_j|^2``
-    code, gamma, coef0, degree : kernel (see :func:`kernelmaps._kernels.kernel_block`)
+    code, gamma, coef0, degree : kernel (see :func:`kernelmaps._kernels.exact.kernel_block`)
     cache : ndarray of shape (n_slots, n), float64
     slot_of : ndarray of shape (n,), int64, slot of column i or -1
     slot_owner : ndarray of shape (n_slots,), int64, column held or -1

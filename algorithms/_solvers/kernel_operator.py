@@ -15,11 +15,11 @@ import math
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from .._fastmath_arrays import all_finite
-from .._frames import SHIFT_INVARIANT, shift_invariant_frame, to_frame
-from .._kernels import LAST_BLAS_KERNEL_CODE, block_scalars, finish_block, kernel_block
-from .._parallel import ThreadScratch, block_rows, run_row_blocks
-from .._validation import FeatureOverflowError
+from .._core.parallel import ThreadScratch, block_rows, run_row_blocks
+from .._core.validation import FeatureOverflowError
+from .._kernels.exact import LAST_BLAS_KERNEL_CODE, block_scalars, finish_block, kernel_block
+from .._kernels.frames import SHIFT_INVARIANT, shift_invariant_frame, to_frame
+from .._numba.fastmath_arrays import all_finite
 
 #: Partial sums of ``K^T U`` kept at once: the rows are cut into at most this many
 #: groups, each summed by one thread.
@@ -72,7 +72,7 @@ class KernelOperator(LinearOperator):
         across blocks in float64; anything else is computed in float64.
     centres : ndarray of shape (m, d)
     kernel : str
-        A name of the kernel vocabulary (``kernelmaps._kernels.KERNEL_CODES``).
+        A name of the kernel vocabulary (``kernelmaps._kernels.exact.KERNEL_CODES``).
     gamma : float
         Numeric bandwidth (> 0).
     degree : int, default=2
@@ -86,7 +86,7 @@ class KernelOperator(LinearOperator):
     centres' frame, as :func:`kernelmaps.exact_kernel` does, so ``K @ I`` equals
     ``exact_kernel(X, centres, ...)``. The frame, the framed centres and their
     squared norms are computed once; a block is one single-threaded GEMM into
-    per-thread scratch, the fused Numba epilogue :func:`kernelmaps._kernels.kernel_block`,
+    per-thread scratch, the fused Numba epilogue :func:`kernelmaps._kernels.exact.kernel_block`,
     and the products with it while it is in cache.
 
     Examples

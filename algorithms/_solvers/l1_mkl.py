@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
-from .._parallel import blas_single_thread
+from .._core.parallel import blas_single_thread
 
 # Spectral projected gradient constants (Birgin, Martinez & Raydan 2000, SPG2).
 _NONMONOTONE_MEMORY = 10

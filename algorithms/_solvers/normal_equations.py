@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.linalg import LinAlgWarning
 
-from .._validation import FeatureOverflowError, check_fits_in_memory, user_stacklevel
+from .._core.validation import FeatureOverflowError, check_fits_in_memory, user_stacklevel
 
 
 @njit(cache=True, nogil=True)

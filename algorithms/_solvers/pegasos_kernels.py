@@ -6,13 +6,13 @@ import math
 
 from numba import njit
 
-from .._fastmath import FASTMATH
+from .._numba.fastmath import FASTMATH
 
-__all__ = []
+__all__ = ["active_pairs", "hinge_margins", "scaled_norm"]
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _hinge_margins(scores, b, signs, rows, margins, counts):
+def hinge_margins(scores, b, signs, rows, margins, counts):
     """One-vs-rest hinge margins ``1 - y (scores + b)`` of a minibatch.
 
     ``margins[r, c] = 1 - y_rc (scores[r, c] + b[c])`` with
@@ -20,7 +20,7 @@ def _hinge_margins(scores, b, signs, rows, margins, counts):
     its margin is positive. ``counts[r]`` is the number of active classes of row
     ``r``. Computing the margins first, without branches, lets the loop
     vectorize (a branch per pair kept it scalar and took 3-4 times as long);
-    :func:`_active_pairs` then lists the pairs for the sparse products.
+    :func:`active_pairs` then lists the pairs for the sparse products.
 
     Parameters
     ----------
@@ -48,11 +48,11 @@ def _hinge_margins(scores, b, signs, rows, margins, counts):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps._solvers.pegasos_kernels import _hinge_margins
+    >>> from kernelmaps._solvers.pegasos_kernels import hinge_margins
     >>> scores = np.array([[0.5, -2.0]])  # one row, two classes
     >>> signs = np.array([[1, -1]], dtype=np.int8)  # the row is of class 0
     >>> margins, counts = np.empty((1, 2)), np.empty(1, dtype=np.int64)
-    >>> _hinge_margins(scores, np.zeros(2), signs, np.array([0]), margins, counts)
+    >>> hinge_margins(scores, np.zeros(2), signs, np.array([0]), margins, counts)
     (0.5, 1)
     >>> margins  # class 0 is inside the margin (active), class 1 is not
     array([[ 0.5, -1. ]])
@@ -76,8 +76,8 @@ def _hinge_margins(scores, b, signs, rows, margins, counts):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _active_pairs(margins, counts, active_rows, pair_slot, pair_class):
-    """List the hinge active set of a minibatch from :func:`_hinge_margins`.
+def active_pairs(margins, counts, active_rows, pair_slot, pair_class):
+    """List the hinge active set of a minibatch from :func:`hinge_margins`.
 
     ``active_rows[:n_rows]`` are the rows with an active class, in order;
     ``pair_slot[:n_pairs]`` and ``pair_class[:n_pairs]`` are the active pairs
@@ -105,11 +105,11 @@ def _active_pairs(margins, counts, active_rows, pair_slot, pair_class):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps._solvers.pegasos_kernels import _active_pairs
+    >>> from kernelmaps._solvers.pegasos_kernels import active_pairs
     >>> margins = np.array([[-1.0, -0.5], [0.5, 0.25]])  # row 1 is active for both classes
     >>> counts = np.array([0, 2])
     >>> active_rows, pair_slot, pair_class = (np.empty(n, dtype=np.int64) for n in (2, 4, 4))
-    >>> _active_pairs(margins, counts, active_rows, pair_slot, pair_class)
+    >>> active_pairs(margins, counts, active_rows, pair_slot, pair_class)
     (1, 2)
     >>> active_rows[:1], pair_slot[:2], pair_class[:2]
     (array([1]), array([0, 0]), array([0, 1]))
@@ -130,7 +130,7 @@ def _active_pairs(margins, counts, active_rows, pair_slot, pair_class):
 
 
 @njit(cache=True, nogil=True)
-def _scaled_norm(w, b):
+def scaled_norm(w, b):
     """``sqrt(||w||^2 + b^2)`` without overflow in the squares.
 
     The entries are divided by the largest magnitude first, as LAPACK's
@@ -139,8 +139,8 @@ def _scaled_norm(w, b):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps._solvers.pegasos_kernels import _scaled_norm
-    >>> print(f"{_scaled_norm(np.array([3e200, 4e200]), 0.0):.3g}")  # the squares would overflow
+    >>> from kernelmaps._solvers.pegasos_kernels import scaled_norm
+    >>> print(f"{scaled_norm(np.array([3e200, 4e200]), 0.0):.3g}")  # the squares would overflow
     5e+200
     """
     largest = abs(b)

@@ -1,6 +1,6 @@
 """Pegasos steps on CSR features, in time proportional to the minibatch's non-zeros.
 
-The dense kernel (:func:`kernelmaps.pegasos._pegasos_steps`) shrinks all ``D x C``
+The dense kernel (:func:`kernelmaps._solvers.pegasos_dense.pegasos_steps`) shrinks all ``D x C``
 weights at every step, which is what dominates at the widths of random binning
 features (``D`` up to millions, a few hundred non-zeros per row). Here each class's
 weights are kept as ``w_c = s_c v_c`` with a scalar ``s_c``, as Shalev-Shwartz et
@@ -15,8 +15,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .._fastmath import FASTMATH
-from .pegasos_kernels import _active_pairs, _hinge_margins, _scaled_norm
+from .._numba.fastmath import FASTMATH
+from .pegasos_kernels import active_pairs, hinge_margins, scaled_norm
 
 __all__ = ["MIN_SCALE", "pegasos_sparse_steps"]
 
@@ -61,7 +61,7 @@ def pegasos_sparse_steps(data, indices, indptr, signs, W, b, batches, lam, t0, f
                          min_scale=MIN_SCALE, weights=None):
     """Run Pegasos steps in place on one-vs-rest weights, from CSR features.
 
-    The same steps as :func:`kernelmaps.pegasos._pegasos_steps` (same minibatches,
+    The same steps as :func:`kernelmaps._solvers.pegasos_dense.pegasos_steps` (same minibatches,
     step sizes ``1 / (lam t)``, intercept and projection), hence the same weights
     up to round-off, for features given as the arrays of a canonical CSR matrix.
     During the run ``W[:, c]`` holds ``v_c`` with ``w_c = s_c v_c``:
@@ -88,11 +88,11 @@ def pegasos_sparse_steps(data, indices, indptr, signs, W, b, batches, lam, t0, f
         ``indices`` and ``indptr`` int32 or int64.
     W : ndarray of shape (D, C), float64, C-contiguous, updated in place
     signs, b, batches, lam, t0, fit_intercept
-        As for :func:`kernelmaps.pegasos._pegasos_steps`.
+        As for :func:`kernelmaps._solvers.pegasos_dense.pegasos_steps`.
     min_scale : float, default=MIN_SCALE
         The scale below which ``s_c`` is folded into ``v_c``.
     weights : ndarray of shape (n,), float64, optional
-        The rows' weights, as for :func:`kernelmaps.pegasos._pegasos_steps`.
+        The rows' weights, as for :func:`kernelmaps._solvers.pegasos_dense.pegasos_steps`.
 
     Returns
     -------
@@ -113,7 +113,7 @@ def pegasos_sparse_steps(data, indices, indptr, signs, W, b, batches, lam, t0, f
     >>> import numpy as np
     >>> import scipy.sparse as sp
     >>> from kernelmaps._solvers.pegasos_sparse import pegasos_sparse_steps
-    >>> from kernelmaps.pegasos import _pegasos_steps
+    >>> from kernelmaps._solvers.pegasos_dense import pegasos_steps
     >>> Z = sp.csr_matrix((np.ones(6), [0, 1, 1, 2, 998, 999], [0, 2, 4, 6]), shape=(3, 1000))
     >>> signs = np.array([[1, -1], [1, -1], [-1, 1]], dtype=np.int8)
     >>> batches = np.array([[0, 2], [1, 2], [0, 1]])
@@ -124,7 +124,7 @@ def pegasos_sparse_steps(data, indices, indptr, signs, W, b, batches, lam, t0, f
     >>> np.round(W[[0, 1, 2, 998], 0], 3), np.round(b, 3)
     (array([ 0.498,  2.073,  1.575, -0.498]), array([ 1.575, -1.575]))
     >>> W_dense, b_dense = np.zeros((1000, 2)), np.zeros(2)
-    >>> _pegasos_steps(Z.toarray(), signs, W_dense, b_dense, batches, 0.1, 0, True)
+    >>> pegasos_steps(Z.toarray(), signs, W_dense, b_dense, batches, 0.1, 0, True)
     >>> bool(np.allclose(W, W_dense, rtol=1e-12) and np.allclose(b, b_dense, rtol=1e-12))
     True
     """
@@ -153,8 +153,8 @@ def pegasos_sparse_steps(data, indices, indptr, signs, W, b, batches, lam, t0, f
         eta = 1.0 / (lam * t)
         rows = batches[step]
         _sparse_scores(data, indices, indptr, W, scale, rows, scores)
-        _hinge_margins(scores, b, signs, rows, margins, counts)
-        _, n_pairs = _active_pairs(margins, counts, active_rows, pair_slot, pair_class)
+        hinge_margins(scores, b, signs, rows, margins, counts)
+        _, n_pairs = active_pairs(margins, counts, active_rows, pair_slot, pair_class)
         shrink = 1.0 - eta * lam
         step_size = eta / m
         for c in range(C):
@@ -194,7 +194,7 @@ def pegasos_sparse_steps(data, indices, indptr, signs, W, b, batches, lam, t0, f
                 else:
                     # the squares overflowed: project w_c itself, as the dense path does
                     _rescale_column(W, c, s)
-                    factor = math.sqrt(radius2) / _scaled_norm(W[:, c], bc)
+                    factor = math.sqrt(radius2) / scaled_norm(W[:, c], bc)
                     norm2[c] = _rescale_column(W, c, factor)
                     scale[c] = 1.0
                     n_folds += 1

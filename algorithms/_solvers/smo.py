@@ -4,8 +4,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-from .._fastmath import FASTMATH
-from .kernel_cache import _kernel_column
+from .._numba.fastmath import FASTMATH
+from .kernel_cache import kernel_column
 
 
 #: LIBSVM's floor of a non-positive curvature ``K_ii + K_jj - 2 K_ij`` (a numerical
@@ -13,7 +13,7 @@ from .kernel_cache import _kernel_column
 TAU = 1e-12
 
 
-def _box(C, k):
+def upper_bound(C, k):
     """The upper bound of variable ``k``: ``C`` itself (one bound for all, a float)
     or ``C[k]`` (a bound per variable: weighted samples or classes, as LIBSVM's
     ``C_i``). The solvers call it in their loops; for a float ``C`` it compiles
@@ -21,8 +21,8 @@ def _box(C, k):
     return C if np.ndim(C) == 0 else C[k]
 
 
-@overload(_box)
-def _box_overload(C, k):
+@overload(upper_bound)
+def _upper_bound_overload(C, k):
     if isinstance(C, types.Array):
         return lambda C, k: C[k]
     return lambda C, k: C
@@ -76,7 +76,7 @@ def _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, code, 
     i = -1
     for t in range(active):
         if y[t] > 0:
-            if alpha[t] < _box(C, perm[t]) and -G[t] >= g_max:
+            if alpha[t] < upper_bound(C, perm[t]) and -G[t] >= g_max:
                 g_max = -G[t]
                 i = t
         elif alpha[t] > 0 and G[t] >= g_max:
@@ -85,14 +85,14 @@ def _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, code, 
     if i < 0:
         return i, -1, clock
     clock += 1
-    col_i = _kernel_column(i, active, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
-                           last_used, col_len, clock)
+    col_i = kernel_column(i, active, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+                          last_used, col_len, clock)
     g_max2 = -np.inf
     j = -1
     best = np.inf
     for t in range(active):
         # the variables that can move down: y_t = +1 above 0, y_t = -1 below C
-        if (alpha[t] > 0) if y[t] > 0 else (alpha[t] < _box(C, perm[t])):
+        if (alpha[t] > 0) if y[t] > 0 else (alpha[t] < upper_bound(C, perm[t])):
             yg = y[t] * G[t]
             if yg >= g_max2:
                 g_max2 = yg
@@ -122,24 +122,24 @@ def _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, code, gamm
         G[t] = G_bar[t] - 1.0
     n_free = 0
     for t in range(active):
-        if 0.0 < alpha[t] < _box(C, perm[t]):
+        if 0.0 < alpha[t] < upper_bound(C, perm[t]):
             n_free += 1
     if n_free * n > 2 * active * (n - active):
         for t in range(active, n):
             clock += 1
-            col = _kernel_column(t, active, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
-                                 last_used, col_len, clock)
+            col = kernel_column(t, active, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+                                last_used, col_len, clock)
             acc = 0.0
             for s in range(active):
-                if 0.0 < alpha[s] < _box(C, perm[s]):
+                if 0.0 < alpha[s] < upper_bound(C, perm[s]):
                     acc += alpha[s] * y[s] * col[s]
             G[t] += y[t] * acc
     else:
         for s in range(active):
-            if 0.0 < alpha[s] < _box(C, perm[s]):
+            if 0.0 < alpha[s] < upper_bound(C, perm[s]):
                 clock += 1
-                col = _kernel_column(s, n, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
-                                     last_used, col_len, clock)
+                col = kernel_column(s, n, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+                                    last_used, col_len, clock)
                 a = alpha[s] * y[s]
                 for t in range(active, n):
                     G[t] += a * y[t] * col[t]
@@ -150,7 +150,7 @@ def _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, code, gamm
 def _is_shrinkable(t, g_max1, g_max2, y, alpha, G, C, perm):
     """LIBSVM's ``be_shrunk``: a variable at a bound whose gradient points out of
     the box by more than the current violation stays there (Fan et al., sec. 5)."""
-    if alpha[t] >= _box(C, perm[t]):
+    if alpha[t] >= upper_bound(C, perm[t]):
         return -G[t] > (g_max1 if y[t] > 0 else g_max2)
     if alpha[t] <= 0.0:
         return G[t] > (g_max2 if y[t] > 0 else g_max1)
@@ -167,7 +167,7 @@ def _shrink(active, unshrink, y, alpha, G, G_bar, k_diag, perm, C, tol, X, sq, c
     g_max1 = -np.inf  # max -y_t G_t over the variables that can move up
     g_max2 = -np.inf  # max  y_t G_t over the variables that can move down
     for t in range(active):
-        box = _box(C, perm[t])
+        box = upper_bound(C, perm[t])
         if y[t] > 0:
             if alpha[t] < box:
                 g_max1 = max(g_max1, -G[t])
@@ -198,8 +198,8 @@ def _shrink(active, unshrink, y, alpha, G, G_bar, k_diag, perm, C, tol, X, sq, c
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, shrinking,
-                      cache, slot_of, slot_owner, last_used, col_len, clock0, alpha, G, G_bar, k_diag, perm):
+def smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, shrinking,
+                     cache, slot_of, slot_owner, last_used, col_len, clock0, alpha, G, G_bar, k_diag, perm):
     """SMO with second-order working-set selection and shrinking on the SVM dual with a free bias.
 
     ``min_a 1/2 a^T Q a - e^T a`` subject to ``y^T a = 0`` and ``0 <= a_t <= C_t``,
@@ -269,16 +269,16 @@ def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, sh
             counter = 1
         it += 1
         clock += 1
-        col_i = _kernel_column(i, active, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
-                               last_used, col_len, clock)
+        col_i = kernel_column(i, active, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+                              last_used, col_len, clock)
         clock += 1
-        col_j = _kernel_column(j, active, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
-                               last_used, col_len, clock)
+        col_j = kernel_column(j, active, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+                              last_used, col_len, clock)
         # col_i may have been evicted by col_j only if the cache holds a single slot
         # (it holds at least two), so both rows stay valid here
         q_ij = y[i] * y[j] * col_i[j]
-        c_i = _box(C, perm[i])
-        c_j = _box(C, perm[j])
+        c_i = upper_bound(C, perm[i])
+        c_j = upper_bound(C, perm[j])
         old_i = alpha[i]
         old_j = alpha[j]
         if y[i] != y[j]:
@@ -333,8 +333,8 @@ def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, sh
                 was_upper = old >= c_v
                 if was_upper != (alpha[v] >= c_v):
                     clock += 1
-                    col = _kernel_column(v, n, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
-                                         last_used, col_len, clock)
+                    col = kernel_column(v, n, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+                                        last_used, col_len, clock)
                     step = c_v * y[v] if alpha[v] >= c_v else -c_v * y[v]
                     for t in range(n):
                         G_bar[t] += step * y[t] * col[t]
@@ -347,7 +347,7 @@ def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, sh
     n_free = 0
     for t in range(n):
         yg = y[t] * G[t]
-        box = _box(C, perm[t])
+        box = upper_bound(C, perm[t])
         if 0 < alpha[t] < box:
             n_free += 1
             total += yg
@@ -359,7 +359,7 @@ def _smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, sh
     return it, converged, clock, rho
 
 
-def _smo_gap(y, alpha, G, C):
+def smo_gap(y, alpha, G, C):
     """``m(a) - M(a)``, the stopping measure of the second-order SMO (Fan, Chen & Lin).
 
     ``C`` is a float or the bounds of the variables in the order of ``alpha``."""

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import MEMORY_FRACTION, available_memory_bytes
+from .._core.validation import MEMORY_FRACTION, available_memory_bytes
 from .conjugate_gradient import conjugate_gradient
 from .normal_equations import class_sums, overflow_error
 

@@ -5,11 +5,11 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .._kernels import PRECOMPUTED_CODE, block_scalars, exact_kernel
-from .._matern import MATERN_DISTANCE_CODE, matern_code
-from .._validation import user_stacklevel
-from .greedy_cd import _greedy_coordinate_descent, _largest_greedy_step
-from .smo import _smo_gap, _smo_second_order
+from .._core.validation import user_stacklevel
+from .._kernels.exact import PRECOMPUTED_CODE, block_scalars, exact_kernel
+from .._kernels.matern import MATERN_DISTANCE_CODE, matern_code
+from .greedy_cd import greedy_coordinate_descent, largest_greedy_step
+from .smo import smo_gap, smo_second_order
 
 
 #: Length-``n`` float64 or int64 vectors a fit holds besides the column cache: the
@@ -27,7 +27,7 @@ def _kernel_diagonal(X, kernel_params):
     return np.array([exact_kernel(row[None], None, **kernel_params)[0, 0] for row in X])
 
 
-class _Solver:
+class Solver:
     """Runs the dual solver on row subsets, reusing one column cache while the
     subset stays the same (the one-vs-rest problems).
 
@@ -115,21 +115,21 @@ class _Solver:
         if self.selection == "second_order":
             y = signs[self.perm]  # permuted with the solver's variables from here on
             G, G_bar = np.full(n, -1.0), np.zeros(n)
-            it, converged, self.clock, rho = _smo_second_order(
+            it, converged, self.clock, rho = smo_second_order(
                 self.Xs, self.sq, *self.kernel, y, box, self.tol, self.max_iter, self.shrinking, *self._cache(),
                 alpha, G, G_bar, self.k_diag, self.perm)
             if not converged:
                 bounds = box if np.ndim(box) == 0 else box[self.perm]
-                self._warn(label, "maximal violating pair's gap", _smo_gap(y, alpha, G, bounds))
+                self._warn(label, "maximal violating pair's gap", smo_gap(y, alpha, G, bounds))
             coef = np.empty(n)
             coef[self.perm] = alpha * y
             return coef, -rho, it
         z = np.zeros(n)
-        it, converged, self.clock = _greedy_coordinate_descent(
+        it, converged, self.clock = greedy_coordinate_descent(
             self.Xs, self.sq, *self.kernel, self.bias, signs, box, self.tol, self.max_iter, *self._cache(),
             alpha, z, self.k_diag)
         if not converged:
-            self._warn(label, "largest coordinate step", _largest_greedy_step(alpha, z, self.k_diag, box))
+            self._warn(label, "largest coordinate step", largest_greedy_step(alpha, z, self.k_diag, box))
         coef = alpha * signs
         return coef, self.bias * coef.sum(), it
 

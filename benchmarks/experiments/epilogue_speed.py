@@ -6,10 +6,10 @@ own (AVX-512 where the CPU has it, whatever the Numba target), and they are what
 scikit-learn's samplers and Nyström run after their products. The experiment times,
 on one thread and the same block:
 
-* the RFF epilogue ``scale * cos(p + b)`` (:func:`kernelmaps._cosine_map._cos_features`)
+* the RFF epilogue ``scale * cos(p + b)`` (:func:`kernelmaps._maps.cosine.cos_features`)
   against ``np.cos`` alone on the same array;
 * the Gaussian epilogue of the Nyström and exact kernels
-  ``exp(-g (|x|^2 + |v|^2 - 2 p))`` (:func:`kernelmaps._kernels.kernel_block`)
+  ``exp(-g (|x|^2 + |v|^2 - 2 p))`` (:func:`kernelmaps._kernels.exact.kernel_block`)
   against ``np.exp`` alone.
 
 Ours does more per element (the offset and scale, or the distance), numpy only
@@ -60,8 +60,8 @@ def epilogue_speed(run):
 
     from benchmarks.experiments._common import one_blas_thread
     from benchmarks.machine import machine_info
-    from kernelmaps._cosine_map import _cos_features
-    from kernelmaps._kernels import kernel_block
+    from kernelmaps._maps.cosine import cos_features
+    from kernelmaps._kernels.exact import kernel_block
 
     s = run.settings
     target = machine_info()["numba_target"]
@@ -87,11 +87,11 @@ def epilogue_speed(run):
                 def restore_gram():
                     work[...] = gram
 
-                _cos_features(work, offset, scale)  # compile outside the clock
+                cos_features(work, offset, scale)  # compile outside the clock
                 kernel_block(work, X, V, sq_v, 0, gamma, one, 2)
                 timings = {
                     LABELS["cos"][0]: _ns_per_element(
-                        lambda: _cos_features(work, offset, scale), restore_products, n * m, s["repeats"]),
+                        lambda: cos_features(work, offset, scale), restore_products, n * m, s["repeats"]),
                     LABELS["cos"][1]: _ns_per_element(
                         lambda: np.cos(products, out=spare), lambda: None, n * m, s["repeats"]),
                     LABELS["exp"][0]: _ns_per_element(

@@ -1,0 +1,111 @@
+"""What the learners and maps on Dask arrays share (``pip install 'kernelmaps[dask]'``).
+
+:mod:`kernelmaps.dask` (the feature maps and the one-pass learners) and
+:mod:`kernelmaps._machines.dask_nystroem` (the Nyström kernel machines) both check a
+row-chunked array, align its chunks to row blocks, turn targets into chunks of
+the same rows, make a fitted object one node of the graph and run each task on
+one thread. Only modules that need the ``dask`` extra import this one.
+"""
+
+import contextlib
+import math
+import warnings
+
+import dask
+import dask.array as da
+import numba
+import numpy as np
+from dask.base import tokenize
+
+from .._core.parallel import blas_single_thread
+from .._core.validation import NON_NUMERIC_KINDS, is_dask_array
+
+
+@contextlib.contextmanager
+def serial():
+    """One thread for Numba and BLAS inside a task: Dask runs the chunks in parallel.
+
+    ``numba.set_num_threads`` is per thread, so concurrent tasks on one worker's
+    threads do not disturb each other.
+    """
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        with blas_single_thread():
+            yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+def check_rows(X, name="X"):
+    """A 2-D numeric Dask array chunked along rows only (rejoined with a warning otherwise)."""
+    if not is_dask_array(X) or not hasattr(X, "chunks"):
+        raise TypeError(f"{name} must be a dask.array.Array, got {type(X).__name__}")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (rows, features), got a {X.ndim}-D Dask array of shape {X.shape}")
+    kind = np.dtype(X.dtype).kind
+    if kind in NON_NUMERIC_KINDS or kind not in "biuf":
+        raise TypeError(f"{name} has dtype {X.dtype}: kernelmaps reads numeric features")
+    if len(X.chunks[1]) > 1:
+        # the warning is the public module's, which imports this one: read at call time
+        from ..dask import FeatureChunksWarning
+
+        warnings.warn(FeatureChunksWarning(
+            f"{name} is chunked along its {X.shape[1]} features ({len(X.chunks[1])} chunks); every map "
+            f"reads whole rows, so the chunks are rejoined ({name}.rechunk({{1: -1}})), which copies them. "
+            "Chunk along rows only to avoid the copy."), stacklevel=3)
+        X = X.rechunk({1: -1})
+    return X
+
+
+def known_rows(X, name="X"):
+    """``X`` itself, refused with the fix when its row chunks have unknown sizes.
+
+    Boolean indexing (``X[X[:, 0] > 0]``) leaves NaN chunk sizes. Learning them means
+    computing every chunk of ``X``, a whole extra pass over data that may live out of
+    core, so the user decides: ``compute_chunk_sizes()`` once, or persist first.
+    """
+    if any(math.isnan(size) for size in X.chunks[0]):
+        raise ValueError(
+            f"{name} has unknown chunk sizes along its rows (as after boolean indexing such as "
+            f"{name}[{name}[:, 0] > 0]), and kernelmaps needs the row count here. Call "
+            f"{name} = {name}.compute_chunk_sizes() first: it computes {name}'s chunks once to "
+            f"count their rows (persist {name} before it to avoid computing them twice)")
+    return X
+
+
+def graph_node(obj, prefix):
+    """``obj`` as one node of the graph, so that every task refers to it by key.
+
+    Dask embeds a plain argument in every task, where the distributed scheduler
+    pickles it once per task; a ``Delayed`` node is sent to each worker once.
+    """
+    return dask.delayed(obj, pure=True, name=f"{prefix}-{tokenize(obj)}")
+
+
+def _aligned_chunks(row_chunks, step):
+    """Row chunks whose boundaries are the nearest multiples of ``step`` (none lost)."""
+    n = int(sum(row_chunks))
+    bounds = {int(round(edge / step)) * step for edge in np.cumsum(row_chunks)[:-1]}
+    edges = [0] + sorted(edge for edge in bounds if 0 < edge < n) + [n]
+    return tuple(int(size) for size in np.diff(edges))
+
+
+def align_rows(X, step):
+    """``X`` rechunked, if needed, so that its chunks start on multiples of ``step``."""
+    X = known_rows(X)
+    chunks = _aligned_chunks(X.chunks[0], step)
+    return X if chunks == tuple(X.chunks[0]) else X.rechunk({0: chunks})
+
+
+def as_targets(y, row_chunks, n_rows):
+    if is_dask_array(y):
+        known_rows(y, "y")
+    if len(y) != n_rows:
+        raise ValueError(f"X has {n_rows} rows but y has {len(y)}")
+    if is_dask_array(y):
+        if y.ndim == 2 and len(y.chunks[1]) > 1:
+            y = y.rechunk({1: -1})
+        return y.rechunk({0: row_chunks})
+    y = np.asarray(y)
+    return da.from_array(y, chunks=(row_chunks,) + y.shape[1:])

@@ -1,0 +1,202 @@
+"""What the Nyström kernel machines share: centres, kernel, memory plan, early stopping, predict.
+
+:class:`kernelmaps.NystroemKernelRidge`, its classifier and
+:class:`kernelmaps.NystroemLogisticRegression` model ``f(x) = sum_j a_j k(x, c_j)``
+on ``m`` centres and reach the rows only through
+:class:`kernelmaps._solvers.kernel_operator.KernelOperator` passes. This base
+chooses the centres (the landmark rules of :class:`kernelmaps.Nystroem`), resolves
+the kernel, refuses a plan that cannot fit in memory, splits off the rows of
+early stopping, runs the progress bar, and predicts in row blocks (lazily, per
+chunk, for a Dask array). The ridge machines hand a Dask ``fit`` to
+:mod:`kernelmaps._machines.dask_nystroem`.
+"""
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .._core.base import KernelParameter, RegisteredEstimator, classes_from_scores
+from .._core.parallel import n_worker_threads
+from .._core.rows import bandwidth_input
+from .._core.validation import (check_bool, check_fits_in_memory, check_fraction, check_input, check_integer,
+                                check_positive, dask_support, is_dask_array, user_stacklevel, validation_rows)
+from .._kernels.bandwidth import resolve_gamma
+from .._kernels.exact import exact_kernel
+from .._kernels.landmarks import check_landmarks, choose_landmarks, landmark_count, uniform_indices
+from .._kernels.matern import check_nu
+from .._kernels.names import check_kernel_params
+from .._kernels.params import FittedKernelMixin
+from .._solvers.kernel_operator import KernelOperator
+
+#: The centres ``n_components='auto'`` asks for: ``min(AUTO_CENTRES, rows)``.
+AUTO_CENTRES = 1000
+
+
+def dask_kernel_machines():
+    """:mod:`kernelmaps._machines.dask_nystroem`, which needs the optional ``dask`` extra."""
+    from . import dask_nystroem
+
+    return dask_nystroem
+
+
+class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
+    """Parameters, centres and prediction of the Nyström kernel machines."""
+
+    kind = "learner"
+    kernel_family = "any"
+
+    kernel = KernelParameter()
+
+    def __init__(self, n_components="auto", *, alpha=1.0, kernel="gaussian", gamma="scale", degree=2,
+                 coef0=1.0, nu=1.5, landmarks="uniform", max_iter=100, tol=1e-4, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=5, verbose=False, random_state=None):
+        self.n_components = n_components
+        self.alpha = alpha
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.nu = nu
+        self.landmarks = landmarks
+        self.max_iter = max_iter
+        self.tol = tol
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.verbose = verbose
+        self.random_state = random_state
+
+    # ------------------------------------------------------------ set-up
+    def _check_solver_params(self):
+        check_positive(self.alpha, "alpha")
+        check_integer(self.max_iter, "max_iter")
+        check_positive(self.tol, "tol")
+        check_fraction(self.validation_fraction, "validation_fraction", allow_zero=False)
+        check_integer(self.n_iter_no_change, "n_iter_no_change")
+        check_bool(self.early_stopping, "early_stopping")
+
+    def _check_params(self, n_features):
+        """Validate every parameter, before any work; set ``kernel_``, ``degree_``, ``coef0_``, ``nu_``."""
+        self._check_solver_params()
+        self.kernel_, self.degree_, self.coef0_ = check_kernel_params(self.kernel, self.degree, self.coef0)
+        self.nu_ = check_nu(self.nu)
+        check_landmarks(self.landmarks, self._requested_centres(), n_features)
+
+    def _requested_centres(self):
+        """The centres asked for before the rows are known: ``n_components``, ``AUTO_CENTRES``
+        for ``'auto'``, or the number of given centres."""
+        return landmark_count(self.n_components, np.inf, self.landmarks, auto=AUTO_CENTRES)
+
+    def _set_kernel_and_centres(self, X, rng, n_rows=None):
+        """Set ``n_components_``, ``gamma_``, ``components_`` and the plan (after :meth:`_check_params`).
+
+        ``X`` is the training rows, or for Dask input a sample of them, of
+        ``n_rows`` rows in all; a rule draws at most one centre per row
+        (:func:`kernelmaps._kernels.landmarks.landmark_count`).
+        """
+        d = X.shape[1]
+        n = X.shape[0] if n_rows is None else n_rows
+        m = self.n_components_ = landmark_count(self.n_components, n, self.landmarks, auto=AUTO_CENTRES)
+        self.check_memory_plan(m, d, X.dtype)
+        rule = check_landmarks(self.landmarks, m, d)
+        # drawn from the rows at hand (for Dask input, the sample)
+        indices = uniform_indices(X.shape[0], m, rng) if isinstance(rule, str) and rule == "uniform" else None
+        self.gamma_ = resolve_gamma(self.gamma, bandwidth_input(self.gamma, X), self.kernel_, rng)
+        self.components_, self.component_indices_ = choose_landmarks(X, m, rule, self._kernel_params(),
+                                                                     rng, indices)
+
+    #: ``m x m`` float64 matrices the solver holds at once (the centres' Gram matrix,
+    #: the preconditioner's two Cholesky factors and a temporary); the logistic
+    #: machine adds one factor per one-vs-rest problem.
+    _square_matrices = 4
+
+    def _n_square_matrices(self):
+        return self._square_matrices
+
+    def check_memory_plan(self, m, d, dtype):
+        """Refuse ``m`` centres whose ``m x m`` work cannot fit in memory, before any is done.
+
+        The solver's ``m x m`` float64 matrices, plus each thread's kernel block.
+        """
+        itemsize = np.dtype(dtype).itemsize
+        block_rows = KernelOperator.rows_per_block(m, d, itemsize)
+        n_bytes = 8 * (self._n_square_matrices() * m * m + m * d) \
+            + n_worker_threads() * block_rows * itemsize * (m + d)
+        check_fits_in_memory(n_bytes, f"n_components={m}",
+                             "the centres' Gram matrix, the preconditioner's Cholesky factors "
+                             "and the per-thread kernel blocks")
+
+    def _operator(self, X):
+        return KernelOperator(X, self.components_, **self._kernel_params())
+
+    def _centre_gram(self):
+        return exact_kernel(self.components_, None, **self._kernel_params())
+
+    def _split_for_early_stopping(self, n, labels):
+        """Training and validation rows (all rows and ``None`` without early stopping)."""
+        if not self.early_stopping:
+            return np.arange(n), None
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        return validation_rows(n, self.validation_fraction, labels, seed,
+                               "set early_stopping=False or give more rows")
+
+    # ------------------------------------------------------------ iterations
+    def _progress(self, total, desc):
+        from tqdm.auto import tqdm
+
+        return tqdm(total=total, desc=f"{type(self).__name__}: {desc}", disable=not self.verbose,
+                    leave=False)
+
+    def _early_stopper(self, X_val, target_val, score, bar):
+        """A conjugate-gradient callback: progress, and (with validation rows) early stopping.
+
+        ``score(predictions, target_val)`` is a loss (lower is better). The best
+        coefficients seen are kept in ``state["best"]``.
+        """
+        state = {"best": None, "best_loss": np.inf, "since": 0, "losses": []}
+        K_val = None if X_val is None else self._operator(X_val)
+
+        def callback(n_iter, residual, coef, intercept=None):
+            bar.update(1)
+            bar.set_postfix(residual=f"{residual:.2e}")
+            if K_val is None:
+                return False
+            scores = K_val @ coef
+            loss = float(score(scores if intercept is None else scores + intercept, target_val))
+            state["losses"].append(loss)
+            if loss < state["best_loss"]:
+                state.update(best=coef.copy(), best_intercept=None if intercept is None else intercept.copy(),
+                             best_loss=loss, since=0)
+                return False
+            state["since"] += 1
+            return state["since"] >= self.n_iter_no_change
+
+        return callback, state
+
+    def _error_rate(self, scores, labels):
+        """Early stopping's loss for a classifier: the held-out rows' error rate."""
+        scores = scores[:, 0] if scores.ndim == 2 and scores.shape[1] == 1 else scores
+        return np.mean(classes_from_scores(np.arange(len(self.classes_)), scores) != labels)
+
+    def _warn_not_converged(self, what, reached, max_iter=None):
+        warnings.warn(f"{type(self).__name__} stopped at max_iter={max_iter or self.max_iter}: {what} "
+                      f"reached {reached:.3g} against tol={self.tol}; raise max_iter, or tol",
+                      ConvergenceWarning, stacklevel=user_stacklevel())
+
+    # ------------------------------------------------------------ predict
+    def _lazily(self, X, method):
+        """``method`` of a Dask ``X``, lazily (one in-memory task per row chunk), or None."""
+        if not is_dask_array(X):
+            return None
+        check_is_fitted(self, "coef_")
+        return dask_support().predict_lazily(self, X, method)
+
+    def _scores(self, X):
+        check_is_fitted(self, "coef_")
+        X = check_input(self, X, reset=False)
+        scores = self._operator(X) @ self.coef_.reshape(self.components_.shape[0], -1)
+        return scores[:, 0] if self.coef_.ndim == 1 else scores

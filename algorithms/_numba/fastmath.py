@@ -1,0 +1,381 @@
+"""Branchless, vectorizable cos, sin and exp for Numba kernels.
+
+Numba on this stack has no SVML, so ``np.cos`` or ``math.exp`` inside a loop is a
+scalar libm call and the loop cannot vectorize. The functions here are written as
+range reduction plus a polynomial with selects instead of branches, so that LLVM
+inlines them and emits SIMD code for the loops that call them. The log, built on
+the same bit casts, is :mod:`kernelmaps._numba.fastmath_log`'s.
+
+Inside ``@njit`` code call the generic :func:`vcos`, :func:`vsin`, :func:`vsincos`
+and :func:`vexp` (and :func:`kernelmaps._numba.fastmath_log.vlog`): each resolves at
+compile time to the float32 or float64 implementation of its argument's type, so
+float32 kernels stay in float32 and use twice the SIMD lanes.
+
+Accuracy (tested against numpy in ``tests/test_fastmath.py``):
+
+* float64: absolute error below 1e-14 for cos/sin with ``|x| <= TRIG_LIMIT64``;
+  relative error below 1e-14 for exp over its whole range.
+* float32: absolute error below 1e-6 for ``|x| <= TRIG_LIMIT32``; relative error
+  below 1e-6 for exp.
+
+Beyond the trig limits the Cody-Waite reduction loses bits. Kernels that can meet
+such arguments check a row cheaply (a vectorized sum of squares) and fall back to
+``math.cos`` for that row: see :func:`row_needs_libm`.
+
+Polynomial coefficients are the published minimax sets of fdlibm (``__kernel_sin``,
+``__kernel_cos``) for float64 and of Cephes (``sinf``, ``cosf``) for float32. exp
+reduces ``x = k ln 2 + r`` with ``|r| <= ln(2)/2`` and uses a polynomial of degree
+10 (float64) or 6 (float32) interpolating at Chebyshev nodes, with ``1 + r`` kept
+exact; over a dense sweep of the whole range, subnormal results included, its
+largest relative error on normal results is 1.3e-15 (float64) and 8.0e-8 (float32).
+"""
+
+import math
+
+import numpy as np
+from numba import njit, types
+from numba.extending import intrinsic, overload
+
+# The library's shared fastmath flags: they allow reassociation (for vectorized
+# reductions) and contraction, but keep NaN and inf semantics ("nnan"/"ninf" off).
+FASTMATH = {"nsz", "arcp", "contract", "afn", "reassoc"}
+# The polynomials themselves are compiled without "reassoc": reassociation could
+# fold the three-part Cody-Waite reduction x - k*P1 - k*P2 - k*P3 into one product
+# and destroy its extra precision.
+POLY_FLAGS = {"nsz", "arcp", "contract", "afn"}
+
+TRIG_LIMIT64 = 1.0e6  # k * PIO2_1 is exact while |k| < 2**20
+TRIG_LIMIT32 = 8192.0  # Cephes' stated range for the float32 reduction
+
+# exp clamps its argument just outside the range where the result is a finite,
+# nonzero number, so that 2**k stays a normal number in two factors while the
+# result still overflows to inf (or underflows to 0) where libm's does.
+_EXP64_HIGH = 720.0  # ln(largest float64) = 709.78
+_EXP64_LOW = -760.0  # ln(smallest float64 subnormal) = -744.44
+_EXP32_HIGH = 100.0  # ln(largest float32) = 88.72
+_EXP32_LOW = -110.0  # ln(smallest float32 subnormal) = -103.28
+# IEEE 754 layout: the exponent bias, and the bits of mantissa below the exponent
+_BIAS64, _MANTISSA64 = 1023, 52
+_BIAS32, _MANTISSA32 = 127, 23
+
+# -- float64 constants (fdlibm) ---------------------------------------------
+_TWO_OVER_PI = 6.36619772367581382433e-01
+_PIO2_1 = 1.57079632673412561417e00  # first 33 bits of pi/2
+_PIO2_2 = 6.07710050630396597660e-11  # next 33 bits
+_PIO2_3 = 2.02226624871116645580e-21  # next 33 bits
+_S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04
+_S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
+_C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
+_C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
+_LOG2E = 1.44269504088896338700e00
+LN2_HI = 6.93147180369123816490e-01
+LN2_LO = 1.90821492927058770002e-10
+
+# cos on the half-period: x = k pi + r with |r| <= pi/2, cos x = (-1)^k cos r. One
+# even polynomial replaces the sin/cos pair and the quadrant selects of a pi/2
+# reduction: cos r = 1 + z q(z), z = r^2, with q the Chebyshev interpolant of
+# (cos(sqrt z) - 1) / z on [0, (pi/2)^2], computed at 40 digits by
+#     mpmath.chebyfit(lambda z: (mpmath.cos(mpmath.sqrt(z)) - 1) / z if z else -0.5,
+#                     [0, (mpmath.pi / 2) ** 2], N)
+# with N = 8 (float64: largest error of the polynomial evaluated in float64 over
+# the interval 2.4e-16) and N = 5 (float32: 1.2e-7); the constant term 1 is kept
+# exact, so cos 0 = 1. Taylor's series would need 10 and 6 terms for the same
+# accuracy.
+_Q0, _Q1, _Q2, _Q3, _Q4, _Q5, _Q6, _Q7 = (
+    -0.5, 0.04166666666666634, -0.0013888888888860709, 2.4801587292446213e-05,
+    -2.755731776732053e-07, 2.0876630867422994e-09, -1.1464689885720029e-11, 4.6276759850181716e-14)
+_ONE_OVER_PI = 3.18309886183790671538e-01
+_PI_1 = 2.0 * _PIO2_1  # doubling is exact: pi in three 33-bit parts
+_PI_2 = 2.0 * _PIO2_2
+_PI_3 = 2.0 * _PIO2_3
+# Adding 1.5 * 2**52 (2**23 in float32) rounds a float to an integer held in the low
+# mantissa bits of the sum: k and its parity come out of one FMA and a bit cast,
+# with no float-to-int conversion (AVX2 has none for float64 vectors, so LLVM
+# scalarizes it).
+_ROUND64 = 6755399441055744.0
+_ROUND32 = np.float32(12582912.0)
+# exp's magic numbers also carry twice the exponent bias into t's low bits (see _exp64)
+_EXP_ROUND64 = _ROUND64 + 2 * _BIAS64
+_EXP_ROUND32 = np.float32(12582912.0 + 2 * _BIAS32)
+# exp(r) = 1 + r + r^2 q(r) on |r| <= ln(2)/2, q interpolating (exp(r) - 1 - r) / r^2
+# (its series, summed in long double) at deg(q) + 1 Chebyshev nodes: deg(q) = 8 for
+# float64 (Taylor needs 12 terms for 1e-15), 4 for float32 (Cephes' expf has 7). The
+# Gaussian epilogue calling vexp is bound by vector-op throughput, so each op saved
+# shows: float64 0.86 ns/element fused (1.15 with Taylor's degree 13) vs np.exp 0.80,
+# float32 0.38 (0.47) vs 0.44. Estrin's scheme and a 4-entry 2**(j/4) table with
+# degree 7 measured slower: they add more ops than they save.
+_P0, _P1, _P2, _P3, _P4, _P5, _P6, _P7, _P8 = (
+    0.5, 0.16666666666648303, 0.04166666666665137, 0.00833333335371711, 0.0013888888905869284,
+    0.00019841208757064867, 2.480153641207907e-05, 2.7625101973433264e-06, 2.761379420954373e-07)
+
+# -- float32 constants (Cephes) ---------------------------------------------
+_F = np.float32
+_TWO_OVER_PI_F = _F(0.636619772367581343)
+_DP1_F = _F(1.5703125)
+_DP2_F = _F(4.837512969970703125e-4)
+_DP3_F = _F(7.54978995489188216e-8)
+_S1_F = _F(-1.6666654611e-1)
+_S2_F = _F(8.3321608736e-3)
+_S3_F = _F(-1.9515295891e-4)
+_C1_F = _F(4.166664568298827e-2)
+_C2_F = _F(-1.388731625493765e-3)
+_C3_F = _F(2.443315711809948e-5)
+_LOG2E_F = _F(1.44269504088896341)
+LN2_HI_F = _F(0.693359375)
+LN2_LO_F = _F(-2.12194440e-4)
+_Q0_F, _Q1_F, _Q2_F, _Q3_F, _Q4_F = (_F(c) for c in (
+    -0.5, 0.0416666604578495, -0.0013888651737943292, 2.4774579287623055e-05, -2.62975163423107e-07))
+_ONE_OVER_PI_F = _F(0.318309886183790671538)
+_DP1PI_F = _F(3.140625)  # Cephes' pi/4 parts times 4 (exact): pi in three parts
+_DP2PI_F = _F(9.67502593994140625e-4)
+_DP3PI_F = _F(1.509957990978376432e-7)
+_P0_F, _P1_F, _P2_F, _P3_F, _P4_F = (_F(c) for c in (
+    0.5, 0.16666577756404877, 0.041666556149721146, 0.008363173343241215, 0.0013926175888627768))
+
+
+#: The integer type of each float's width: a bit cast maps one to the other.
+_SAME_WIDTH_INT = {types.float64: types.int64, types.float32: types.int32}
+
+
+def _bitcast_intrinsic(name, targets, doc):
+    """An intrinsic ``name(value)`` reinterpreting the bits of ``value`` as the
+    type ``targets`` maps its type to (of the same width): one LLVM ``bitcast``,
+    no conversion. Other argument types do not type."""
+
+    def typer(typingctx, value):
+        target = targets.get(value)
+        if target is None:
+            return None
+
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(signature.return_type))
+
+        return target(value), codegen
+
+    # intrinsic() takes its name and docstring from the typer, so that typing
+    # errors and help() tell the two apart
+    typer.__name__ = typer.__qualname__ = name
+    typer.__doc__ = doc
+    return intrinsic(typer)
+
+
+bits_to_float = _bitcast_intrinsic(
+    "bits_to_float", {i: f for f, i in _SAME_WIDTH_INT.items()},
+    "Reinterpret the bits of an int64 (int32) as a float64 (float32).")
+float_to_bits = _bitcast_intrinsic(
+    "float_to_bits", _SAME_WIDTH_INT, "Reinterpret the bits of a float64 (float32) as an int64 (int32).")
+
+
+@njit(cache=True, inline="always")
+def _by_quadrant(q, s, c):
+    """``(sin x, cos x)`` from ``s = sin r``, ``c = cos r`` with ``x = r + q pi/2``."""
+    swap = (q & 1) != 0
+    sin_abs = c if swap else s
+    cos_abs = s if swap else c
+    sin_v = -sin_abs if (q & 2) != 0 else sin_abs
+    cos_v = -cos_abs if ((q + 1) & 2) != 0 else cos_abs
+    return sin_v, cos_v
+
+
+# ---------------------------------------------------------------- float64
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")  # see _scaled_cos64
+def _sincos64(x):
+    t = x * _TWO_OVER_PI + _ROUND64
+    k = t - _ROUND64
+    r = x - k * _PIO2_1
+    r = r - k * _PIO2_2
+    r = r - k * _PIO2_3
+    q = float_to_bits(t)  # its low bits are k's: 1.5 * 2**52 is a multiple of 4
+    z = r * r
+    s = r + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
+    c = 1.0 - 0.5 * z + z * z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6)))))
+    return _by_quadrant(q, s, c)
+
+
+# inline="never" at Numba's level (LLVM still inlines it) keeps these flags on
+# its instructions: inlined into a caller compiled with "reassoc", the reduction
+# (x * (1/pi) + 1.5 * 2**52) - 1.5 * 2**52 would fold into a plain product.
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
+def _scaled_cos64(x, scale):
+    """``scale * cos(x)`` for ``|x| <= TRIG_LIMIT64``: half-period reduction, one
+    even polynomial with ``scale`` folded into its coefficients (hoisted out of
+    loops), the sign from k's parity bit."""
+    t = x * _ONE_OVER_PI + _ROUND64
+    k = t - _ROUND64
+    r = x - k * _PI_1
+    r = r - k * _PI_2
+    r = r - k * _PI_3
+    z = r * r
+    c = scale + z * (scale * _Q0 + z * (scale * _Q1 + z * (scale * _Q2 + z * (scale * _Q3 + z * (
+        scale * _Q4 + z * (scale * _Q5 + z * (scale * _Q6 + z * (scale * _Q7))))))))
+    return bits_to_float(float_to_bits(c) ^ (float_to_bits(t) << 63))
+
+
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
+def _cos64(x):
+    return _scaled_cos64(x, 1.0)
+
+
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
+def _sin64(x):
+    return _sincos64(x)[0]
+
+
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
+def _exp64(x):
+    # Clamping keeps k in range (the two-factor scaling then overflows, or underflows
+    # through the subnormals, as libm does); NaN passes through both clamps and p.
+    xc = _EXP64_HIGH if x > _EXP64_HIGH else x
+    xc = _EXP64_LOW if xc < _EXP64_LOW else xc
+    t = xc * _LOG2E + _EXP_ROUND64  # k + 2 * bias in the low bits, as in _sincos64
+    k = t - _EXP_ROUND64
+    r = xc - k * LN2_HI
+    r = r - k * LN2_LO
+    p = 1.0 + r * (1.0 + r * (_P0 + r * (_P1 + r * (_P2 + r * (_P3 + r * (_P4 + r * (
+        _P5 + r * (_P6 + r * (_P7 + r * _P8)))))))))
+    # 2**k = 2**floor(k/2) * 2**ceil(k/2): m >> 1 and m - (m >> 1) are their biased
+    # exponents (m = k + 2 bias), and the shift by 52 drops the magic number's bits.
+    bits = float_to_bits(t)
+    half = bits >> 1
+    scale_a = bits_to_float(half << _MANTISSA64)
+    scale_b = bits_to_float((bits - half) << _MANTISSA64)
+    return p * scale_a * scale_b
+
+
+# ---------------------------------------------------------------- float32
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")  # see _scaled_cos32
+def _sincos32(x):
+    t = x * _TWO_OVER_PI_F + _ROUND32
+    k = t - _ROUND32
+    r = x - k * _DP1_F
+    r = r - k * _DP2_F
+    r = r - k * _DP3_F
+    q = float_to_bits(t)
+    z = r * r
+    s = r + r * z * (_S1_F + z * (_S2_F + z * _S3_F))
+    c = _F(1.0) - _F(0.5) * z + z * z * (_C1_F + z * (_C2_F + z * _C3_F))
+    return _by_quadrant(q, s, c)
+
+
+# inline="never" at Numba's level (LLVM still inlines it) keeps these flags on
+# its instructions: inlined into a caller compiled with "reassoc", the reduction
+# (x * (1/pi) + 1.5 * 2**52) - 1.5 * 2**52 would fold into a plain product.
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
+def _scaled_cos32(x, scale):
+    """``scale * cos(x)`` for ``|x| <= TRIG_LIMIT32``, as :func:`_scaled_cos64`."""
+    t = x * _ONE_OVER_PI_F + _ROUND32
+    k = t - _ROUND32
+    r = x - k * _DP1PI_F
+    r = r - k * _DP2PI_F
+    r = r - k * _DP3PI_F
+    z = r * r
+    c = scale + z * (scale * _Q0_F + z * (scale * _Q1_F + z * (scale * _Q2_F + z * (
+        scale * _Q3_F + z * (scale * _Q4_F)))))
+    return bits_to_float(np.int32(float_to_bits(c) ^ (float_to_bits(t) << 31)))
+
+
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
+def _cos32(x):
+    return _scaled_cos32(x, _F(1.0))
+
+
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
+def _sin32(x):
+    return _sincos32(x)[0]
+
+
+@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
+def _exp32(x):
+    # as _exp64, with float32's 8-bit exponent field
+    xc = _F(_EXP32_HIGH) if x > _F(_EXP32_HIGH) else x
+    xc = _F(_EXP32_LOW) if xc < _F(_EXP32_LOW) else xc
+    t = xc * _LOG2E_F + _EXP_ROUND32
+    k = t - _EXP_ROUND32
+    r = xc - k * LN2_HI_F
+    r = r - k * LN2_LO_F
+    p = _F(1.0) + r * (_F(1.0) + r * (_P0_F + r * (_P1_F + r * (_P2_F + r * (_P3_F + r * _P4_F)))))
+    bits = float_to_bits(t)
+    half = np.int32(bits >> 1)
+    scale_a = bits_to_float(np.int32(half << _MANTISSA32))
+    scale_b = bits_to_float(np.int32((bits - half) << _MANTISSA32))
+    return p * scale_a * scale_b
+
+
+# ------------------------------------------------------- generic entry points
+def vcos(x):
+    """Vectorizable cosine of a float32 or float64 scalar (Numba only)."""
+    return math.cos(x)
+
+
+def vsin(x):
+    """Vectorizable sine of a float32 or float64 scalar (Numba only)."""
+    return math.sin(x)
+
+
+def vscaled_cos(x, scale):
+    """``scale * cos(x)`` for ``|x| <= trig_limit(x)``, ``scale`` of x's type, with
+    ``scale`` folded into the polynomial (Numba only)."""
+    return scale * math.cos(x)
+
+
+def vsincos(x):
+    """``(sin(x), cos(x))`` sharing one range reduction (Numba only)."""
+    return math.sin(x), math.cos(x)
+
+
+def vexp(x):
+    """Vectorizable exponential of a float32 or float64 scalar (Numba only)."""
+    return math.exp(x)
+
+
+def trig_limit(x):
+    """The largest ``|x|`` for which :func:`vcos` is accurate, in x's type."""
+    return TRIG_LIMIT64
+
+
+def by_dtype(impl32, impl64):
+    def typer(x):
+        if x == types.float32:
+            return lambda x: impl32(x)
+        if x == types.float64:
+            return lambda x: impl64(x)
+        return None
+
+    return typer
+
+
+overload(vcos)(by_dtype(_cos32, _cos64))
+overload(vsin)(by_dtype(_sin32, _sin64))
+overload(vsincos)(by_dtype(_sincos32, _sincos64))
+
+
+@overload(vscaled_cos)
+def _vscaled_cos_impl(x, scale):
+    if x == types.float32 and scale == types.float32:
+        return lambda x, scale: _scaled_cos32(x, scale)
+    if x == types.float64 and scale == types.float64:
+        return lambda x, scale: _scaled_cos64(x, scale)
+    return None
+overload(vexp)(by_dtype(_exp32, _exp64))
+
+
+@overload(trig_limit)
+def _trig_limit_impl(x):
+    if x == types.float32:
+        return lambda x: _F(TRIG_LIMIT32)
+    if x == types.float64:
+        return lambda x: TRIG_LIMIT64
+    return None
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def row_needs_libm(row, limit):
+    """True if some ``|row[j]|`` may exceed ``limit`` (or is not finite).
+
+    A sum of squares vectorizes where a max-abs reduction does not; it is an upper
+    bound on ``max |row[j]|**2``, so a False answer is always safe.
+    """
+    acc = limit - limit
+    for j in range(row.shape[0]):
+        acc += row[j] * row[j]
+    return not (acc <= limit * limit)
