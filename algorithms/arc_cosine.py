@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._core.base import FeatureMap
-from ._core.validation import check_choice, check_float_array, check_numeric_dtype
+from ._core.validation import check_choice, check_numeric_dtype
 from ._kernels.arc_cosine import arc_cosine_features, arc_cosine_gram, check_order
 from ._maps import hadamard as hadamard_map
 from ._maps.cosine import DenseFormProjection
@@ -249,7 +249,5 @@ class ArcCosineFeatures(DenseFormProjection, FeatureMap):
         self._apply_projection(X, out, projection)
         return arc_cosine_features(out, weight, order)
 
-    def _kernel_gram(self, X, Y):
-        X = check_float_array(self, X, reset=False)
-        Y = None if Y is None else check_float_array(self, Y, reset=False)
-        return arc_cosine_gram(X, Y, self.order_)
+    def _kernel_params(self):
+        return {"kernel": "arc_cosine", "degree": self.order_}

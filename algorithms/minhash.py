@@ -10,9 +10,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._core.parallel import block_rows, run_row_blocks
 from ._core.sparse_map import SparseFeatureMap
-from ._core.validation import check_choice, check_float_array, check_integer
-from ._kernels.minhash import (bbit_constants, check_non_negative, low_bits_collision, min_max_kernel,
-                               tanimoto_kernel)
+from ._core.validation import check_choice, check_integer
+from ._kernels.minhash import bbit_constants, check_non_negative, low_bits_collision
 from ._numba import hashing as kernels
 
 __all__ = ["MinHash"]
@@ -222,12 +221,8 @@ class MinHash(SparseFeatureMap):
         return True
 
     # ------------------------------------------------------------ kernels
-    def _kernel_gram(self, X, Y):
-        X = check_float_array(self, X, reset=False, accept_sparse=True)
-        Y = X if Y is None else check_float_array(self, Y, reset=False, accept_sparse=True)
-        check_non_negative(X, type(self).__name__)
-        check_non_negative(Y, type(self).__name__)
-        return tanimoto_kernel(X, Y) if self.mode_ == "binary" else min_max_kernel(X, Y)
+    def _kernel_params(self):
+        return {"kernel": "tanimoto" if self.mode_ == "binary" else "min_max"}
 
     def collision_constants(self, X, Y=None):
         """``(C1, C2)``: the mean of ``z(x).z(y)`` is ``C1 + (1 - C2) K(x, y)``.

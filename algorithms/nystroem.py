@@ -2,6 +2,7 @@
 
 
 import threading
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -9,13 +10,13 @@ from numba import njit
 
 from ._core.base import FeatureMap, KernelParameter
 from ._kernels.bandwidth import resolve_gamma
-from ._kernels.exact import LAST_BLAS_KERNEL_CODE, block_scalars, exact_kernel, finish_block, kernel_block
-from ._kernels.frames import SHIFT_INVARIANT, shift_invariant_frame, to_frame
+from ._kernels.blocks import KernelBlocks
+from ._kernels.exact import exact_kernel
+from ._kernels.frames import SHIFT_INVARIANT, shift_invariant_frame
 from ._kernels.matern import check_nu
 from ._numba.fastmath import FASTMATH
 from ._kernels.landmarks import EIG_FLOOR, check_landmarks, choose_landmarks, landmark_count, uniform_indices
-from ._core.parallel import ThreadScratch
-from ._core.rows import bandwidth_input, densify_rows, product_into
+from ._core.rows import bandwidth_input
 from ._kernels.user import (as_dense, callable_block, callable_gram, check_kernel_params_or_user,
                             check_square_gram, kernel_label, user_kernel_kind)
 
@@ -40,6 +41,39 @@ def _flush_subnormals(G, tiny):
         for j in range(row.shape[0]):
             v = row[j]
             row[j] = zero if abs(v) < tiny else v
+
+
+class _LandmarkKernelFeatures(NamedTuple):
+    """Nyström's transform with a kernel of the vocabulary: ``K(X, landmarks) (W^+)^(1/2)``."""
+
+    blocks: KernelBlocks
+    normalization: np.ndarray
+
+    def features(self, X, out):
+        # the kernel block in per-thread scratch: a new n x m array per block was
+        # served by mmap and paid a page fault per 4 KiB on first touch
+        G = self.blocks.block(X)
+        _flush_subnormals(G, np.finfo(G.dtype).tiny)
+        np.matmul(G, self.normalization, out=out)
+
+
+class _UserKernelFeatures(NamedTuple):
+    """Nyström's transform with a user's kernel: a callable on the landmarks, or
+    ``K(X, landmarks)`` itself (``kernel='precomputed'``, no landmark rows)."""
+
+    kernel: object
+    landmarks: object
+    normalization: np.ndarray
+    lock: object
+
+    def features(self, X, out):
+        if self.landmarks is None:
+            G = X.toarray() if sp.issparse(X) else X
+        else:
+            # a Python callable need not be thread-safe, and holds the GIL anyway
+            with self.lock:
+                G = callable_block(self.kernel, as_dense(X), self.landmarks)
+        np.matmul(np.asarray(G, dtype=out.dtype), self.normalization, out=out)
 
 
 class Nystroem(FeatureMap):
@@ -286,58 +320,17 @@ class Nystroem(FeatureMap):
 
     # ------------------------------------------------------------ transform
     def _prepare_transform(self, dtype):
+        normalization = np.ascontiguousarray(self.normalization_, dtype=dtype)
         if self.kernel_ in ("precomputed", "callable"):
             # the user's blocks are float64: cast to the input's dtype after the kernel
-            return ("user", self.kernel, getattr(self, "components_", None),
-                    np.ascontiguousarray(self.normalization_, dtype=dtype), threading.Lock())
-        if self.center_ is None:
-            V = np.ascontiguousarray(self.components_, dtype=dtype)
-            frame = None
-        else:
-            V = to_frame(self.components_, self.center_, self.frame_scale_, dtype)
-            frame = (self.center_.astype(dtype), dtype.type(1.0 / self.frame_scale_), ThreadScratch())
-        code, gamma, coef0, degree = block_scalars(self.kernel_, self.gamma_, self.degree_, self.coef0_, self.nu_,
-                                                   self.frame_scale_, dtype.type)
-        VT = np.ascontiguousarray(V.T)
-        sq_v = np.einsum("ij,ij->i", V, V)
-        N = np.ascontiguousarray(self.normalization_, dtype=dtype)
-        return V, VT, sq_v, N, code, (gamma, coef0, degree), frame, ThreadScratch(), np.finfo(dtype).tiny
+            return _UserKernelFeatures(self.kernel, getattr(self, "components_", None), normalization,
+                                       threading.Lock())
+        blocks = KernelBlocks(self.components_, self.kernel_, self.gamma_, self.degree_, self.coef0_, self.nu_,
+                              dtype=dtype, frame=(self.center_, self.frame_scale_))
+        return _LandmarkKernelFeatures(blocks, normalization)
 
     def _transform_block(self, X, out, context):
-        if isinstance(context[0], str):  # the user-kernel context of _prepare_transform
-            _, kernel, landmarks, N, lock = context
-            if landmarks is None:
-                G = X.toarray() if sp.issparse(X) else X
-            else:
-                with lock:
-                    G = callable_block(kernel, as_dense(X), landmarks)
-            np.matmul(np.asarray(G, dtype=out.dtype), N, out=out)
-            return
-        V, VT, sq_v, N, code, (gamma, coef0, degree), frame, blocks, tiny = context
-        # the kernel block in per-thread scratch: a new n x m array per block was
-        # served by mmap and paid a page fault per 4 KiB on first touch
-        G = blocks.get("kernel_block", (X.shape[0], V.shape[0]), X.dtype)
-        if frame is not None:
-            center, inverse_scale, scratch = frame
-            Xf = scratch.get("framed", X.shape, X.dtype)
-            if sp.issparse(X):
-                # x - center is dense: densify the block in the scratch it is framed in
-                np.subtract(densify_rows(X, Xf), center, out=Xf)
-            else:
-                np.subtract(X, center, out=Xf)
-            Xf *= inverse_scale
-            X = Xf
-        if sp.issparse(X):
-            # only the dot-product kernels (codes 1-2) have no frame, and their
-            # epilogue reads G alone: it gets a row count and no features
-            product_into(X, VT, G)
-            X = np.empty((X.shape[0], 0), dtype=G.dtype)
-        elif code <= LAST_BLAS_KERNEL_CODE:
-            np.matmul(X, VT, out=G)
-        kernel_block(G, X, V, sq_v, code, gamma, coef0, degree)
-        finish_block(G, code, self.nu_)
-        _flush_subnormals(G, tiny)
-        np.matmul(G, N, out=out)
+        context.features(X, out)
 
     def _planned_bytes(self, n_features):
         m = self.n_components_
@@ -350,13 +343,6 @@ class Nystroem(FeatureMap):
         framed = 0 if self.center_ is None else self.n_features_in_
         return 2 * self.n_components_ + framed
 
-    def _kernel_gram(self, X, Y):
-        if self.kernel_ == "precomputed":
-            raise ValueError("kernel='precomputed' has no kernel to evaluate: the Gram matrices are the input")
-        if self.kernel_ == "callable":
-            return callable_gram(self.kernel, X, Y)
-        return super()._kernel_gram(X, Y)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # as scikit-learn's SVC: with 'precomputed' the fit matrix is K(X, X)
@@ -364,5 +350,9 @@ class Nystroem(FeatureMap):
         return tags
 
     def _kernel_params(self):
+        if self.kernel_ == "precomputed":
+            raise ValueError("kernel='precomputed' has no kernel to evaluate: the Gram matrices are the input")
+        if self.kernel_ == "callable":
+            return {"kernel": self.kernel}
         return {"kernel": self.kernel_, "gamma": self.gamma_, "degree": self.degree_,
                 "coef0": self.coef0_, "nu": self.nu_}

@@ -18,8 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._core.base import KernelParameter
 from ._core.rows import product_into
-from ._core.validation import check_choice, check_float_array
-from ._kernels.exact import scaled_gram
+from ._core.validation import check_choice
 from ._kernels.frames import check_skewedness
 from ._kernels.names import SKEWED_KERNELS, canonical_kernel
 from ._maps.cosine import CosineFeatureMap, cos_features
@@ -342,8 +341,9 @@ class QuantileFourierFeatures(CosineFeatureMap):
         product_into(X, weights, out)
         cos_features(out, offset, amplitude)
 
-    def _kernel_gram(self, X, Y):
-        check_is_fitted(self)
-        X = check_float_array(self, X, reset=False)
-        Y = None if Y is None else check_float_array(self, Y, reset=False)
-        return scaled_gram(X, Y, self.kernel_, self.scales_, self.skewedness_)
+    def _kernel_params(self):
+        # exp(-sum sigma^2 d^2 / 2) is gamma = 1/2 on sigma x; the skewed kernels are gamma = 1
+        # on sigma log(x + c)
+        if self.kernel_ == "gaussian":
+            return {"kernel": "gaussian", "gamma": 0.5, "scales": self.scales_}
+        return {"kernel": self.kernel_, "gamma": 1.0, "scales": self.scales_, "skewedness": self.skewedness_}

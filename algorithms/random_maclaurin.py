@@ -13,7 +13,7 @@ from ._numba.fastmath import FASTMATH
 from ._numba.fwht import fwht_row, next_power_of_two
 from ._kernels.names import canonical_kernel, check_degree
 from ._core.rows import densify_rows, product_into
-from ._core.validation import check_float_array, check_positive
+from ._core.validation import check_positive
 
 __all__ = ["RandomMaclaurin"]
 
@@ -407,19 +407,6 @@ class RandomMaclaurin(FeatureMap):
             out[:, end:] = 0  # every term is exact (e.g. degree <= 1 with h01): nothing to sample
 
     def _kernel_params(self):
+        if self.kernel_ == "maclaurin":
+            return {"kernel": "maclaurin", "coefficients": self.coefficients}
         return {"kernel": self.kernel_, "gamma": self.gamma, "degree": self.degree, "coef0": self.coef0}
-
-    def _kernel_gram(self, X, Y):
-        if self.kernel_ != "maclaurin":
-            return self._exact_gram(X, Y, **self._kernel_params())
-        from sklearn.utils.validation import check_is_fitted
-
-        check_is_fitted(self)
-        X = check_float_array(self, X, reset=False)
-        Y = X if Y is None else check_float_array(self, Y, reset=False)
-        G = np.asarray(X, dtype=np.float64) @ np.asarray(Y, dtype=np.float64).T
-        K = np.zeros_like(G)
-        for a in np.asarray(self.coefficients, dtype=np.float64)[::-1]:
-            K *= G
-            K += a
-        return K

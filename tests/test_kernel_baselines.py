@@ -16,7 +16,7 @@ from kernelmaps._kernels.exact import exact_kernel
 from kernelmaps._solvers import greedy_cd
 from kernelmaps._solvers.kernel_cache import kernel_column
 from kernelmaps._solvers.smo import smo_second_order, _swap_variables
-from kernelmaps._kernels.exact import KERNEL_CODES
+from kernelmaps._kernels.formulas import RECORDS, kernel_record
 from kernelmaps._kernels.names import KERNELS
 from kernelmaps._core.validation import InsufficientMemoryError
 
@@ -30,7 +30,7 @@ def cache_state(n, n_slots):
             np.zeros(n_slots, dtype=np.int64))
 
 
-@pytest.mark.parametrize("kernel", sorted(set(KERNELS) & set(KERNEL_CODES)))  # Matérn: test_matern.py
+@pytest.mark.parametrize("kernel", sorted(set(KERNELS) & set(RECORDS)))  # Matérn: test_matern.py
 def test_kernel_column_is_the_gram_column_and_the_cache_is_lru(kernel):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((40, 3))
@@ -39,7 +39,8 @@ def test_kernel_column_is_the_gram_column_and_the_cache_is_lru(kernel):
     cache, slot_of, slot_owner, last_used, col_len = cache_state(40, 2)
 
     def column(i, clock, length=40):
-        return kernel_column(i, length, X, sq, KERNEL_CODES[kernel], 0.4, 0.5, 3, cache, slot_of,
+        return kernel_column(i, length, X, sq, kernel_record(kernel, 0.4, 3, 0.5, 1.5, 1.0, np.float64), cache,
+                             slot_of,
                              slot_owner, last_used, col_len, clock)
 
     for clock, i in enumerate([3, 7, 3, 11]):  # 11 evicts 7, the least recently used
@@ -63,7 +64,8 @@ def test_greedy_coordinate_descent_matches_numpy(n_slots):
     expected, n_expected = greedy_coordinate_descent(Q, 2.0, 1e-6, 5000)
     alpha, z = np.zeros(60), np.zeros(60)
     it, converged, _ = greedy_cd.greedy_coordinate_descent(
-        X, np.einsum("ij,ij->i", X, X), 0, 0.5, 1.0, 2, 1.0, y, 2.0, 1e-6, 5000,
+        X, np.einsum("ij,ij->i", X, X), kernel_record("gaussian", 0.5, 2, 1.0, 1.5, 1.0, np.float64), 1.0, y,
+        2.0, 1e-6, 5000,
         *cache_state(60, n_slots), 0, alpha, z, np.diag(Q).copy())
     assert converged and it == n_expected
     np.testing.assert_allclose(alpha, expected, atol=1e-10)
@@ -82,7 +84,8 @@ def test_swapping_two_variables_permutes_every_array_and_the_cached_columns():
     sq = np.einsum("ij,ij->i", X, X)
     cache, slot_of, slot_owner, last_used, col_len = cache_state(n, 4)
     for clock, (i, length) in enumerate([(2, n), (9, 20), (25, 12), (4, 5)]):
-        kernel_column(i, length, X, sq, 0, 0.3, 1.0, 2, cache, slot_of, slot_owner, last_used, col_len, clock)
+        kernel_column(i, length, X, sq, kernel_record("gaussian", 0.3, 2, 1.0, 1.5, 1.0, np.float64), cache,
+                      slot_of, slot_owner, last_used, col_len, clock)
     y, alpha, G, G_bar, k_diag = (rng.standard_normal(n) for _ in range(5))  # stand-ins
     originals = [v.copy() for v in (sq, y, alpha, G, G_bar, k_diag)]
     X0, perm = X.copy(), np.arange(n)
@@ -116,7 +119,8 @@ def run_smo(X, y, C, gamma, shrinking, tol=1e-3, n_slots=None):
     Xp, yp, alpha = X.copy(), y.copy(), np.zeros(n)
     G, G_bar = np.full(n, -1.0), np.zeros(n)
     it, converged, _, rho = smo_second_order(
-        Xp, np.einsum("ij,ij->i", Xp, Xp), 0, gamma, 1.0, 2, yp, C, tol, 10**6, shrinking,
+        Xp, np.einsum("ij,ij->i", Xp, Xp), kernel_record("gaussian", gamma, 2, 1.0, 1.5, 1.0, np.float64), yp,
+        C, tol, 10**6, shrinking,
         *cache_state(n, n_slots or n), 0, alpha, G, G_bar, np.ones(n), perm)
     assert converged
     out = np.empty(n)

@@ -5,7 +5,8 @@ import pytest
 from sklearn.gaussian_process.kernels import Matern
 
 from kernelmaps import KernelRidge, KernelSVC, Nystroem, exact_kernel
-from kernelmaps._kernels.exact import LAST_BLAS_KERNEL_CODE, block_scalars, finish_block, kernel_block
+from kernelmaps._kernels.blocks import KernelBlocks
+from kernelmaps._kernels.formulas import kernel_record
 from kernelmaps._solvers.kernel_cache import kernel_column
 from kernelmaps._solvers.kernel_operator import KernelOperator
 from scipy.special import gamma as gamma_function, kv
@@ -78,11 +79,9 @@ def test_bad_nu_is_refused_naming_nu(nu, points):
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 2e-5)])
 def test_kernel_block_matches_numpy(nu, dtype, rtol, points):
     X, V = (A.astype(dtype) for A in points)
-    code, g, c0, p = block_scalars("matern", 0.3, 2, 1.0, nu, 1.0, dtype)
-    assert code <= LAST_BLAS_KERNEL_CODE
-    G = X @ V.T
-    kernel_block(G, X, V, np.einsum("ij,ij->i", V, V), code, g, c0, p)
-    finish_block(G, code, nu)
+    blocks = KernelBlocks(V, "matern", 0.3, nu=nu, dtype=dtype, frame=(None, 1.0))
+    assert blocks.record.product
+    G = blocks.fill(X, np.empty((X.shape[0], V.shape[0]), dtype))
     assert G.dtype == dtype
     np.testing.assert_allclose(G, naive_matern(X, V, 0.3, nu), rtol=rtol, atol=rtol * 1e-1)
 
@@ -93,10 +92,10 @@ def test_kernel_operator_and_svm_column_are_the_gram(nu, points):
     K = exact_kernel(X, C, kernel="matern", gamma=0.3, nu=nu)
     op = KernelOperator(X, C, kernel="matern", gamma=0.3, nu=nu)
     np.testing.assert_allclose(op @ np.eye(C.shape[0]), K, rtol=1e-12, atol=1e-13)
-    code, g, c0, p = block_scalars("matern", 0.3, 2, 1.0, 2.5, 1.0, np.float64)
+    record = kernel_record("matern", 0.3, 2, 1.0, 2.5, 1.0, np.float64)
     cache = (np.empty((2, 40)), np.full(40, -1, dtype=np.int64), np.full(2, -1, dtype=np.int64),
              np.full(2, -1, dtype=np.int64), np.zeros(2, dtype=np.int64))
-    col = kernel_column(3, 40, X, np.einsum("ij,ij->i", X, X), code, g, c0, p, *cache, 0)
+    col = kernel_column(3, 40, X, np.einsum("ij,ij->i", X, X), record, *cache, 0)
     np.testing.assert_allclose(col, exact_kernel(X, kernel="matern", gamma=0.3, nu=2.5)[:, 3], rtol=1e-12,
                                atol=1e-13)
 
@@ -178,10 +177,10 @@ def test_kernel_operator_on_rows_that_are_centres(dtype, atol):
 
 def test_svm_columns_on_their_own_rows():
     X = np.random.default_rng(0).standard_normal((60, 8)) * 3 + 1
-    code, g, c0, p = block_scalars("matern", 0.5, 2, 1.0, 0.5, 1.0, np.float64)
+    record = kernel_record("matern", 0.5, 2, 1.0, 0.5, 1.0, np.float64)
     expected = Matern(length_scale=1.0, nu=0.5)(X)
     for i in range(60):
         cache = (np.empty((1, 60)), np.full(60, -1, dtype=np.int64), np.full(1, -1, dtype=np.int64),
                  np.full(1, -1, dtype=np.int64), np.zeros(1, dtype=np.int64))
-        col = kernel_column(i, 60, X, np.einsum("ij,ij->i", X, X), code, g, c0, p, *cache, 0)
+        col = kernel_column(i, 60, X, np.einsum("ij,ij->i", X, X), record, *cache, 0)
         np.testing.assert_allclose(col, expected[:, i], rtol=0, atol=1e-12)

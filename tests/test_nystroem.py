@@ -8,7 +8,7 @@ from sklearn.kernel_approximation import Nystroem as SkNystroem
 from sklearn.preprocessing import StandardScaler
 
 from kernelmaps import Nystroem, datasets, relative_frobenius_error
-from kernelmaps._kernels.exact import KERNEL_CODES, kernel_block
+from kernelmaps._kernels.formulas import RECORDS, evaluate_block, kernel_record
 from kernelmaps._kernels.landmarks import ridge_leverage_scores as _ridge_leverage_scores
 from kernelmaps.nystroem import _flush_subnormals
 
@@ -16,7 +16,7 @@ from kernel_checks import assert_within_bound_and_a_wrong_bandwidth_fails, gram_
 from naive import flush_subnormals, kernel_matrix
 
 
-@pytest.mark.parametrize("kernel", sorted(KERNEL_CODES))
+@pytest.mark.parametrize("kernel", sorted(RECORDS) + ["additive_chi2"])
 @pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 2e-5)])
 def test_kernel_block_matches_numpy(kernel, dtype, rtol):
     rng = np.random.default_rng(0)
@@ -25,9 +25,9 @@ def test_kernel_block_matches_numpy(kernel, dtype, rtol):
     if kernel in ("chi2", "additive_chi2"):  # histogram kernels, with empty bins
         X, V = np.maximum(X, 0), np.maximum(V, 0)
     gamma, coef0, degree = 0.3, 0.7, 3
-    G = X @ V.T if KERNEL_CODES[kernel] <= 2 else np.empty((19, 33), dtype)
-    kernel_block(G, X, V, np.einsum("ij,ij->i", V, V), KERNEL_CODES[kernel], dtype(gamma),
-                 dtype(coef0), degree)
+    record = kernel_record(kernel, gamma, degree, coef0, 1.5, 1.0, dtype)
+    G = X @ V.T if record.product else np.empty((19, 33), dtype)
+    evaluate_block(record, G, X, V, np.einsum("ij,ij->i", V, V))
     assert G.dtype == dtype
     expected = kernel_matrix(X, V, kernel, gamma, coef0, degree)
     np.testing.assert_allclose(G, expected, rtol=rtol, atol=rtol * 1e-2)

@@ -141,7 +141,7 @@ def test_kernel_ridge_precomputed_and_callable_equal_the_built_in(data):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_precomputed_kernel_block_reads_the_gram_columns(dtype):
-    from kernelmaps._kernels.exact import PRECOMPUTED_CODE, kernel_block
+    from kernelmaps._kernels.formulas import PrecomputedColumns, evaluate_block
 
     rng = np.random.default_rng(2)
     K = rng.standard_normal((12, 12)).astype(dtype)
@@ -149,7 +149,7 @@ def test_precomputed_kernel_block_reads_the_gram_columns(dtype):
     order = rng.permutation(12)  # the solver permutes its rows
     X, V = rows[order[:5]], rows[order]
     G = np.empty((5, 12), dtype)
-    kernel_block(G, X, V, np.zeros(12, dtype), PRECOMPUTED_CODE, dtype(1), dtype(0), 0)
+    evaluate_block(PrecomputedColumns(dtype(1)), G, X, V, np.zeros(12, dtype))
     np.testing.assert_array_equal(G, K[np.ix_(order, order[:5])].T)
 
 

@@ -355,8 +355,8 @@ class RowBlockMap(RegisteredEstimator, ClassNamePrefixFeaturesOutMixin, Transfor
     def _exact_gram(self, X, Y, **kernel_params):
         """Validated exact Gram matrix for ``kernel(X, Y)`` implementations."""
         check_is_fitted(self)
-        X = check_float_array(self, X, reset=False)
-        Y = None if Y is None else check_float_array(self, Y, reset=False)
+        X = check_float_array(self, X, reset=False, accept_sparse=True)
+        Y = None if Y is None else check_float_array(self, Y, reset=False, accept_sparse=True)
         return exact_kernel(X, Y, **kernel_params)
 
 

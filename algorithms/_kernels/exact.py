@@ -39,12 +39,34 @@ additive map of Vedaldi & Zisserman approximates (scikit-learn's
 ``-sum (x - y)^2 / (x + y)``). Both need ``x >= 0``; a coordinate with
 ``x_j + y_j = 0`` contributes 0.
 
+The kernels of the maps that approximate one kernel each:
+
+==========  ===========================================================
+name        k(x, y)
+==========  ===========================================================
+linear      ``<x, y>`` (:class:`kernelmaps.SRHT`)
+arc_cosine  ``(1/pi) |x|^n |y|^n J_n(theta)`` of order ``n = degree``
+            (:class:`kernelmaps.ArcCosineFeatures`, Cho & Saul 2009)
+tanimoto    ``<x, y> / (|x|^2 + |y|^2 - <x, y>)`` on non-negative data
+min_max     ``sum_j min(x_j, y_j) / sum_j max(x_j, y_j)`` on non-negative
+            data (both :class:`kernelmaps.MinHash`; dense or sparse input)
+maclaurin   ``sum_n a_n <x, y>^n`` with ``a = coefficients``
+            (:class:`kernelmaps.RandomMaclaurin`)
+==========  ===========================================================
+
+``kernel`` may also be a callable ``kernel(X_block, Y)`` returning the Gram block,
+evaluated on row blocks with its shape and finiteness checked, and ``scales`` (one
+positive multiplier per input dimension, applied in the kernel's space: after
+``log(x + c)`` for the skewed kernels) gives the per-dimension kernels of
+:class:`kernelmaps.QuantileFourierFeatures`.
+
 The Matérn kernel (smoothness ``nu > 0``, default 1.5) has the length-scale
 ``l = 1 / sqrt(2 gamma)``: it is scikit-learn's ``Matern(length_scale=l, nu=nu)``
 at ``gamma = 1 / (2 l^2)``, tends to the Gaussian of the same ``gamma`` as
 ``nu -> inf``, and is ``exp(-sqrt(2 gamma) ||x - y||_2)`` at ``nu = 1/2`` (in one
 dimension the Laplacian of ``gamma' = sqrt(2 gamma)``). Half-integer ``nu`` (1/2,
-3/2, 5/2, ... up to 17/2) are closed forms in :func:`kernel_block`; any other
+3/2, 5/2, ... up to 17/2) are closed forms in Numba
+(:class:`kernelmaps._kernels.formulas.MaternHalfInteger`); any other
 ``nu`` goes through ``scipy.special.kve`` on each row block
 (:mod:`kernelmaps._kernels.matern`).
 
@@ -52,12 +74,13 @@ The Cauchy kernel is normalized to ``k(0) = 1``; the table of Rahimi & Recht (20
 prints ``prod 2/(1+d^2)``, whose value at 0 is ``2^d`` and which is not what their
 spectral density ``prod e^{-|w_j|}/2`` transforms to.
 
-Gram matrices are one BLAS product (for the squared distances or inner products)
-plus the vectorized Numba epilogue :func:`kernel_block` over row blocks; the L1
-and Cauchy kernels, which have no BLAS form, are computed in it directly. The same
-serial kernel serves Nystroem's transform and the exact SVM's kernel columns. The
-frames the kernels are evaluated in are in :mod:`kernelmaps._kernels.frames`, the
-bandwidth heuristics in :mod:`kernelmaps._kernels.bandwidth`.
+Each kernel's formula is one Numba function in :mod:`kernelmaps._kernels.formulas`,
+and every Gram block, Nyström block and operator pass goes through the one
+pipeline of :mod:`kernelmaps._kernels.blocks` (a BLAS product per row block for
+the squared distances or inner products, then the vectorized formula; the L1,
+Cauchy and histogram kernels, which have no BLAS form, are computed directly).
+The frames the kernels are evaluated in are in :mod:`kernelmaps._kernels.frames`,
+the bandwidth heuristics in :mod:`kernelmaps._kernels.bandwidth`.
 
 References
 ----------
@@ -65,168 +88,24 @@ Rahimi, A. and Recht, B. Random features for large-scale kernel machines. NIPS 2
 """
 
 import numpy as np
-from numba import njit
+import scipy.sparse as sp
 
 from .._core.parallel import block_rows, run_row_blocks
 from .._core.validation import FeatureOverflowError
-from .._numba.fastmath import FASTMATH, vexp
 from .._numba.fastmath_arrays import all_finite
-from .frames import (SHIFT_INVARIANT, check_non_negative, check_skewedness, frame_gamma, shift_invariant_frame,
-                     skewed_log, to_frame)
-from .matern import MATERN_DISTANCE_CODE, check_nu, matern_code, matern_distances, matern_from_distance
-from .names import ALL_KERNELS, CHI2_KERNELS, SKEWED_INNER, SKEWED_KERNELS, as_pair, canonical_kernel, check_degree
+from .arc_cosine import arc_cosine_gram, check_order
+from .blocks import KernelBlocks
+from .frames import check_non_negative, check_skewedness, skewed_log
+from .matern import check_nu
+from .minhash import check_non_negative as check_sets_non_negative
+from .minhash import min_max_kernel, tanimoto_kernel
+from .user import callable_gram
+from .names import (ALL_KERNELS, CHI2_KERNELS, MAP_KERNELS, SKEWED_INNER, SKEWED_KERNELS, as_pair, canonical_kernel,
+                    check_degree)
 
 
-# ------------------------------------------------------------------ kernels
-#: Block codes of the kernels with one code; Matérn's (3 or 4) depends on ``nu``
-#: (:func:`kernelmaps._kernels.matern.matern_code`, :func:`block_scalars`).
-KERNEL_CODES = {"gaussian": 0, "exponential": 1, "polynomial": 2, "laplacian": 5, "cauchy": 6,
-                "sech": 7, "chi2": 8, "additive_chi2": 9}
-#: Codes up to this one start from the BLAS product ``X V^T`` (see
-#: :func:`kernel_block`); the L1 and Cauchy kernels after it have no BLAS form.
-LAST_BLAS_KERNEL_CODE = 4
-#: Code of a user's Gram matrix read through :func:`kernel_block` (see there).
-PRECOMPUTED_CODE = 10
-
-
-@njit(cache=True, nogil=True, fastmath=FASTMATH)
-def kernel_block(G, X, V, sq_v, code, gamma, coef0, degree):
-    """In place, turn ``G`` into the kernel block ``K(X, V)``.
-
-    For the dot-product-based kernels (``code`` 0-2) ``G`` holds the BLAS product
-    ``X V^T`` on entry and this is its element-wise epilogue; the L1 and Cauchy
-    kernels (``code`` 5-6) have no BLAS form and are computed here from ``X`` and
-    ``V``. Serial and ``nogil``: it runs on one row block of a thread pool.
-
-    Parameters
-    ----------
-    G : ndarray of shape (n, m), float32 or float64
-    X : ndarray of shape (n, d), same dtype
-    V : ndarray of shape (m, d), same dtype (landmarks)
-    sq_v : ndarray of shape (m,), same dtype, ``|v_j|^2``
-    code : int
-        0 gaussian ``exp(-g |x-v|^2)``, 1 exponential ``exp(g <x,v>)``,
-        2 polynomial ``(g <x,v> + c)^p``, 3 Matérn of half-integer order
-        ``nu = p + 1/2``: ``exp(-s) sum_k a_k s^k`` with ``s = sqrt(g |x-v|^2)``
-        (``g = 4 nu gamma``; Rasmussen & Williams eq. 4.16), 4 the Matérn
-        distance ``s`` alone (finished by
-        :func:`kernelmaps._kernels.matern.matern_from_distance`); both take ``s`` from
-        :func:`kernelmaps._kernels.matern.matern_distances`, which recomputes the distances lost to
-        round-off at the kernel's cusp, 5 laplacian
-        ``exp(-g |x-v|_1)``, 6 cauchy ``prod 1/(1 + g (x_k-v_k)^2)``, 7 hyperbolic
-        secant ``prod sech(g (x_k - v_k))`` (the skewed chi2 kernel on
-        ``log(x + c)``), 8 chi2 ``exp(-g sum (x_k-v_k)^2/(x_k+v_k))``, 9 additive
-        chi2 ``sum 2 x_k v_k/(x_k+v_k)`` (8 and 9 on non-negative data), 10 a
-        precomputed Gram matrix: ``V``'s rows are rows of the Gram matrix and the
-        last entry of each row of ``X`` is the column it reads, ``G[i, j] =
-        V[j, int(X[i, -1])]`` (the exact SVM's columns of a user's kernel).
-    gamma, coef0 : scalars of the dtype
-    degree : int
-        The polynomial degree (code 2), or ``p`` (code 3).
-
-    References
-    ----------
-    Williams, C. K. I. and Seeger, M. Using the Nyström method to speed up kernel
-    machines. NIPS 2001.
-    """
-    n, m = G.shape
-    d = X.shape[1]
-    zero = gamma - gamma
-    one = gamma / gamma
-    # the Matérn polynomial's coefficients: a_0 = 1, a_(k+1) = a_k 2 (p - k) / ((2p - k)(k + 1))
-    coefs = np.full(degree + 1 if code == 3 else 1, one)
-    if code == 3:
-        for k in range(degree):
-            coefs[k + 1] = coefs[k] * ((2.0 * (degree - k)) / ((2.0 * degree - k) * (k + 1.0)))
-    for i in range(n):
-        row = G[i]
-        x = X[i]
-        if code == 0:
-            sq_x = zero
-            for k in range(d):
-                sq_x += x[k] * x[k]
-            for j in range(m):
-                # row + row, not 2 * row: an integer times a float32 is a float64
-                # in Numba, and the float64 exp ran at a quarter of the speed
-                t = sq_x + sq_v[j] - (row[j] + row[j])
-                # clamps round-off below 0 but keeps NaN (from inf - inf), which the
-                # callers' finiteness checks turn into an error instead of k = 1
-                t = zero if t < zero else t
-                row[j] = vexp(-gamma * t)
-        elif code == 1:
-            for j in range(m):
-                row[j] = vexp(gamma * row[j])
-        elif code == 2:
-            for j in range(m):
-                base = gamma * row[j] + coef0
-                acc = one
-                for _ in range(degree):
-                    acc *= base
-                row[j] = acc
-        elif code == 3 or code == 4:
-            matern_distances(row, x, V, sq_v, gamma)
-            if code == 3:
-                for j in range(m):
-                    s = row[j]
-                    acc = coefs[degree]
-                    for k in range(degree - 1, -1, -1):
-                        acc = acc * s + coefs[k]
-                    row[j] = acc * vexp(-s)
-        elif code == 5:
-            for j in range(m):
-                v = V[j]
-                s = zero
-                for k in range(d):
-                    s += abs(x[k] - v[k])
-                row[j] = s
-            for j in range(m):
-                row[j] = vexp(-gamma * row[j])
-        elif code == 6:
-            for j in range(m):
-                v = V[j]
-                p = one
-                for k in range(d):
-                    t = x[k] - v[k]
-                    p *= one + gamma * t * t
-                row[j] = one / p
-        elif code == 7:
-            two = one + one
-            for j in range(m):
-                v = V[j]
-                p = one
-                for k in range(d):
-                    # sech(t) = 2 e / (1 + e^2) with e = exp(-|t|) <= 1: no overflow
-                    e = vexp(-gamma * abs(x[k] - v[k]))
-                    p *= two * e / (one + e * e)
-                row[j] = p
-        elif code == 8:
-            half = one / (one + one)
-            for j in range(m):
-                v = V[j]
-                s = zero
-                for k in range(d):
-                    t = x[k] - v[k]
-                    mean = half * x[k] + half * v[k]
-                    # half * t * (t / mean): neither t * t nor x + y can overflow
-                    s += half * t * (t / mean) if mean > zero else zero
-                row[j] = vexp(-gamma * s)
-        elif code == 9:
-            half = one / (one + one)
-            for j in range(m):
-                v = V[j]
-                s = zero
-                for k in range(d):
-                    mean = half * x[k] + half * v[k]
-                    # 2 x y / (x + y) = x (y / mean), without the product x y
-                    s += x[k] * (v[k] / mean) if mean > zero else zero
-                row[j] = s
-        else:
-            col = int(x[d - 1])
-            for j in range(m):
-                row[j] = V[j, col]
-
-
-def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0, skewedness=1.0, nu=1.5):
+def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0, skewedness=1.0, nu=1.5,
+                 scales=None, coefficients=None):
     """Exact Gram matrix ``K[i, j] = k(X[i], Y[j])``.
 
     The shift-invariant kernels (and the skewed kernels, shift-invariant in
@@ -238,16 +117,19 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     Parameters
     ----------
     X : ndarray of shape (n, d)
+        Sparse input is taken by ``'tanimoto'`` and ``'min_max'`` as it is and
+        densified for the other kernels.
     Y : ndarray of shape (m, d) or None
         ``None`` means ``Y = X``.
-    kernel : str
+    kernel : str or callable
         A name from :data:`ALL_KERNELS` (``'rbf'`` is accepted for ``'gaussian'``);
-        see the module's tables.
+        see the module's tables. A callable ``kernel(X_block, Y)`` is evaluated
+        on row blocks (float64).
     gamma : float
         Numeric bandwidth or scale (> 0): the ``g`` of the tables. Not used by
-        ``'additive_chi2'``, which has none.
+        ``'additive_chi2'`` and the kernels of the maps, which have none.
     degree : int
-        Polynomial degree.
+        Polynomial degree; the order (0, 1 or 2) of ``'arc_cosine'``.
     coef0 : float
         Polynomial offset.
     skewedness : float
@@ -256,11 +138,16 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     nu : float, default=1.5
         The Matérn smoothness (> 0); used only when ``kernel='matern'``, whose
         length-scale is ``l = 1 / sqrt(2 gamma)``.
+    scales : ndarray of shape (d,) or None
+        Positive per-dimension multipliers of the inputs, in the kernel's space.
+    coefficients : array-like or None
+        The Maclaurin coefficients ``a_0, a_1, ...`` of ``'maclaurin'``.
 
     Returns
     -------
     K : ndarray of shape (n, m)
-        float32 when both inputs are float32, float64 otherwise.
+        float32 when both inputs are float32, float64 otherwise (always float64 for
+        callables, ``'tanimoto'`` and ``'min_max'``).
 
     Raises
     ------
@@ -293,7 +180,13 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
     array([[1.    , 0.4834],
            [0.4834, 1.    ]])
     """
+    if callable(kernel):
+        return callable_gram(kernel, X, Y)
+    if isinstance(kernel, str) and kernel.lower() == "precomputed":
+        raise ValueError("kernel='precomputed' has no kernel to evaluate: the Gram matrices are the input")
     kernel = canonical_kernel(kernel, ALL_KERNELS)
+    if kernel in ("tanimoto", "min_max"):
+        return _set_kernel(X, Y, kernel)
     gamma = float(gamma)
     if not (np.isfinite(gamma) and gamma > 0):
         raise ValueError(f"gamma must be finite and > 0, got {gamma}")
@@ -301,112 +194,101 @@ def exact_kernel(X, Y=None, *, kernel="gaussian", gamma=1.0, degree=2, coef0=1.0
         degree = check_degree(degree)
     if kernel == "matern":
         nu = check_nu(nu)
-    X, Y, dtype = as_pair(X, Y)
+    X, Y, dtype = as_pair(_dense(X), None if Y is None else _dense(Y))
     same = Y is X
+    if kernel in MAP_KERNELS:
+        return _map_kernel(X, None if same else Y, kernel, degree, coefficients)
+    X, Y, kernel = _in_kernel_space(X, Y, kernel, skewedness, scales)
+    return gram_matrix(X, None if same else Y, kernel, gamma, degree, coef0, nu)
+
+
+def _set_kernel(X, Y, kernel):
+    """The Tanimoto or min-max Gram matrix of non-negative (dense or sparse) rows."""
+    for A in (X, Y):
+        if A is not None:
+            check_sets_non_negative(A, f"the {kernel} kernel")
+    return tanimoto_kernel(X, Y) if kernel == "tanimoto" else min_max_kernel(X, Y)
+
+
+def _in_kernel_space(X, Y, kernel, skewedness, scales):
+    """The rows the kernel's formula reads, and that formula's name: ``log(x + c)``
+    for the skewed kernels (which are shift-invariant kernels of it), each
+    feature multiplied by its scale; the chi2 kernels' domain is checked."""
+    same, dtype = Y is X, X.dtype
     if kernel in SKEWED_KERNELS:
         c = check_skewedness(skewedness)
-        X = skewed_log(X, c, "X")
-        Y = X if same else skewed_log(Y, c, "Y")
+        X = skewed_log(X, c, "X", dtype=np.float64 if scales is not None else None)
+        Y = X if same else skewed_log(Y, c, "Y", dtype=np.float64 if scales is not None else None)
         kernel = SKEWED_INNER[kernel]
     elif kernel in CHI2_KERNELS:
         for name, A in (("X", X), ("Y", Y)):
             check_non_negative(A, name, kernel)
-    return gram_matrix(X, None if same else Y, kernel, gamma, degree, coef0, nu)
+    if scales is not None:
+        scales = _check_scales(scales, X.shape[1])
+        X = (np.asarray(X, dtype=np.float64) * scales).astype(dtype)
+        Y = X if same else (np.asarray(Y, dtype=np.float64) * scales).astype(dtype)
+    return X, Y, kernel
 
 
-def scaled_gram(X, Y, kernel, scales, skewedness):
-    """Gram matrix of a kernel with one scale ``sigma_j`` per input dimension.
-
-    The kernels of :class:`kernelmaps.QuantileFourierFeatures`, whose frequencies
-    are ``sigma * h(omega)``: ``exp(-sum_j sigma_j^2 d_j^2 / 2)`` (``'gaussian'``),
-    ``prod_j sech(sigma_j d_j)`` (``'skewed_chi2'``) and
-    ``exp(-sum_j sigma_j |d_j|)`` (``'skewed_intersection'``), with ``d`` the
-    difference of ``x`` or of ``log(x + c)``. Each is a kernel of
-    :func:`gram_matrix` on the rescaled inputs.
-
-    Parameters
-    ----------
-    X, Y : ndarray of shape (n, d), (m, d) (``Y`` may be None)
-    kernel : {'gaussian', 'skewed_chi2', 'skewed_intersection'}
-    scales : ndarray of shape (d,), positive
-    skewedness : float
-    """
-    X, Y, dtype = as_pair(X, Y)
-    same = Y is X
-
-    def rescale(A, name):
-        A = np.asarray(A, dtype=np.float64) if kernel == "gaussian" else \
-            skewed_log(A, skewedness, name, dtype=np.float64)
-        return (A * scales).astype(dtype)
-
-    # exp(-sum sigma^2 d^2 / 2) is gamma = 1/2 on sigma x; the skewed kernels gamma = 1 on sigma log(x + c)
-    inner, gamma = ("gaussian", 0.5) if kernel == "gaussian" else (SKEWED_INNER[kernel], 1.0)
-    X = rescale(X, "X")
-    Y = X if same else rescale(Y, "Y")
-    return gram_matrix(X, None if same else Y, inner, gamma, 2, 1.0)
+def _dense(A):
+    """``A``, densified if sparse (in its own dtype)."""
+    return A.toarray() if sp.issparse(A) else A
 
 
-#: Kernels :func:`gram_matrix` evaluates in the centred, power-of-two frame.
-_FRAMED = SHIFT_INVARIANT + ("sech",)
+def _check_scales(scales, d):
+    scales = np.asarray(scales, dtype=np.float64)
+    if scales.shape != (d,) or not (np.isfinite(scales).all() and (scales > 0).all()):
+        raise ValueError(f"scales must be {d} finite positive numbers, one per feature, got {scales!r}")
+    return scales
 
 
-def block_scalars(kernel, gamma, degree, coef0, nu, scale, dtype):
-    """``(code, gamma, coef0, degree)`` of :func:`kernel_block` for a kernel evaluated on data divided by ``scale``.
-
-    ``kernel`` is a :data:`KERNEL_CODES` name or ``'matern'``, whose code and
-    ``degree`` follow from ``nu`` and whose ``gamma`` becomes ``4 nu gamma``
-    (``s^2 = 4 nu gamma |x - y|^2``). ``scale`` is 1.0 outside a frame.
-    """
-    if kernel == "matern":
-        code, p = matern_code(nu)
-        return code, frame_gamma(kernel, 4.0 * nu * gamma, scale, dtype), dtype(coef0), p
-    p = int(degree) if kernel == "polynomial" else 0
-    return KERNEL_CODES[kernel], frame_gamma(kernel, gamma, scale, dtype), dtype(coef0), p
-
-
-def finish_block(G, code, nu):
-    """The Python step after :func:`kernel_block` (Matérn of a ``nu`` without closed form); in place."""
-    if code == MATERN_DISTANCE_CODE:
-        matern_from_distance(G, nu)
-    return G
+def _map_kernel(X, Y, kernel, degree, coefficients):
+    """The Gram matrix of a name of :data:`MAP_KERNELS` other than the set kernels."""
+    dtype = X.dtype
+    if kernel == "arc_cosine":
+        return arc_cosine_gram(X, Y, check_order(degree))
+    X64 = np.asarray(X, dtype=np.float64)
+    G = X64 @ (X64 if Y is None else np.asarray(Y, dtype=np.float64)).T
+    if kernel == "maclaurin":
+        if coefficients is None:
+            raise ValueError("kernel='maclaurin' needs its coefficients a_0, a_1, ... (coefficients=)")
+        K = np.zeros_like(G)
+        for a in np.asarray(coefficients, dtype=np.float64)[::-1]:   # Horner in <x, y>
+            K *= G
+            K += a
+        G = K
+    if not np.isfinite(G).all():
+        raise FeatureOverflowError(f"the {kernel} kernel overflows float64 on these inputs")
+    return G.astype(dtype, copy=False)
 
 
 def gram_matrix(X, Y, kernel, gamma, degree, coef0, nu=1.5):
-    """The Gram matrix of validated, same-dtype arrays for a :data:`KERNEL_CODES` name or ``'matern'``.
+    """The Gram matrix of validated, same-dtype arrays for a name of :func:`kernelmaps._kernels.formulas.kernel_record`.
 
     The body of :func:`exact_kernel` once the input is in the kernel's space
-    (``log(x + c)`` for the skewed kernels). ``Y=None`` means ``Y = X``.
+    (``log(x + c)`` for the skewed kernels). ``Y=None`` means ``Y = X``. The
+    kernels that start from a product take it in one threaded BLAS call (for
+    ``Y = X`` a symmetric ``syrk``, so the Gram matrix is exactly symmetric);
+    their formula, and the kernels without a product, run on row blocks of the
+    thread pool through :class:`kernelmaps._kernels.blocks.KernelBlocks`.
     """
     same = Y is None
-    Y = X if same else Y
-    dtype = X.dtype.type
-    scale = 1.0
-    if kernel in _FRAMED:
-        center, scale = shift_invariant_frame(Y)
-        X = to_frame(X, center, scale, dtype)
-        Y = X if same else to_frame(Y, center, scale, dtype)
-    code, g, c0, p = block_scalars(kernel, gamma, degree, coef0, nu, scale, dtype)
-    # the dot-product based kernels start from one (threaded) BLAS product
-    G = X @ Y.T if code <= LAST_BLAS_KERNEL_CODE else np.empty((X.shape[0], Y.shape[0]), dtype=dtype)
-    sq_y = np.einsum("ij,ij->i", Y, Y)
-    step = block_rows(Y.shape[0] * G.itemsize)
+    blocks = KernelBlocks(X if same else Y, kernel, gamma, degree, coef0, nu, dtype=X.dtype)
+    framed = blocks.columns if same else blocks.framed(X)
+    G = blocks.product(framed)
     overflowed = []
 
     def work(start, stop):
-        kernel_block(G[start:stop], X[start:stop], Y, sq_y, code, g, c0, p)
-        finish_block(G[start:stop], code, nu)
+        blocks.apply_formula(framed[start:stop], G[start:stop])
         # checked while the block is in cache, without an n x m mask of the whole Gram
         if not all_finite(G[start:stop]):
             overflowed.append(start)
 
-    run_row_blocks(X.shape[0], step, work)
+    run_row_blocks(G.shape[0], block_rows(G.shape[1] * G.itemsize), work)
     if kernel in ("gaussian", "matern") and same:
         # exact 1 on the diagonal, whatever the cancellation in |x|^2 - 2<x,x> + |x|^2
         np.fill_diagonal(G, 1.0)
     if overflowed:
-        raise FeatureOverflowError(
-            f"the {kernel} kernel (gamma={gamma}, degree={degree}, coef0={coef0}) overflows "
-            f"{np.dtype(dtype).name} on inputs of magnitude up to "
-            f"{max(float(np.max(np.abs(X))), float(np.max(np.abs(Y)))):.3g}"
-        )
+        magnitude = max(float(np.max(np.abs(framed))), float(np.max(np.abs(blocks.columns))))
+        raise FeatureOverflowError(blocks.overflow_message(f"on inputs of magnitude up to {magnitude:.3g}"))
     return G

@@ -68,7 +68,7 @@ def frame_gamma(kernel, gamma, scale, dtype):
     """The bandwidth that gives ``k`` on data divided by ``scale``.
 
     ``gamma s^2`` for the Gaussian, Cauchy and Matérn kernels (squared differences; Matérn's
-    block ``gamma`` is ``4 nu gamma``, see :func:`kernelmaps._kernels.exact.block_scalars`),
+    block ``g`` is ``4 nu gamma``, see :func:`kernelmaps._kernels.formulas.kernel_record`),
     ``gamma s`` for the Laplacian and the hyperbolic secant (absolute ones). Clamped to the dtype's largest number: an
     infinite bandwidth would turn ``gamma * 0`` on the diagonal into NaN, while
     the clamped one still gives ``exp(-huge * t) = 0`` for ``t > 0``
@@ -82,7 +82,7 @@ def dtype_gamma(value, dtype):
     """A positive bandwidth as a finite, nonzero number of ``dtype``.
 
     Clamped to ``[tiny, max]`` of the dtype: 0 would make ``gamma / gamma`` in
-    :func:`kernel_block` a division by zero, and infinity would make
+    the kernel formulas a division by zero, and infinity would make
     ``gamma * 0`` NaN; at either end the kernel values are the same to the
     dtype's precision (1 at distance 0, 0 at any other).
     """

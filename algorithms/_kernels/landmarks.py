@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .user import gram
+from .exact import exact_kernel
 from .._core.rows import dense_rows
 from .._core.validation import check_choice, check_integer, user_stacklevel
 
@@ -166,7 +166,7 @@ def leverage_indices(X, m, kernel_params, rng):
     n = X.shape[0]
     pool = np.sort(rng.permutation(n)[: min(n, LEVERAGE_POOL * m)])
     P = np.asarray(dense_rows(X, pool), dtype=np.float64)
-    scores, _ = ridge_leverage_scores(gram(P, None, kernel_params), m)
+    scores, _ = ridge_leverage_scores(exact_kernel(P, None, **kernel_params), m)
     positive = int((scores > 0).sum())
     if positive == 0:
         scores = np.ones_like(scores)

@@ -1,15 +1,15 @@
-"""The Matérn kernel of the vocabulary: its ``nu``, its block codes and the Bessel form.
+"""The Matérn kernel of the vocabulary: its ``nu``, its distances and the Bessel form.
 
 ``k(x, y) = 2^(1-nu) / Gamma(nu) * s^nu * K_nu(s)``, ``s = 2 sqrt(nu gamma) ||x - y||_2``,
 which is scikit-learn's ``Matern(length_scale=l, nu=nu)`` at ``gamma = 1 / (2 l^2)``
 (``s = sqrt(2 nu) r / l``). For half-integer ``nu = p + 1/2`` it is ``exp(-s)``
 times a polynomial of degree ``p`` (Rasmussen & Williams 2006, eq. 4.16), which
-:func:`kernelmaps._kernels.exact.kernel_block` evaluates in Numba (code
-:data:`MATERN_CODE`, ``degree = p``); any other ``nu`` is :data:`MATERN_DISTANCE_CODE`,
-whose block holds ``s`` and is finished by :func:`matern_from_distance` with
-``scipy.special.kve`` (outside Numba, on the same row block). Both codes take
-``s`` from :func:`matern_distances`, which keeps the kernel's cusp at 0 exact
-where the BLAS expansion of the squared distance is all round-off.
+Numba evaluates (:class:`kernelmaps._kernels.formulas.MaternHalfInteger`); for any
+other ``nu`` the block holds ``s`` (:class:`kernelmaps._kernels.formulas.MaternDistance`)
+and :func:`matern_from_distance` finishes it with ``scipy.special.kve`` (outside
+Numba, on the same row block). Both take ``s`` from :func:`matern_distances`,
+which keeps the kernel's cusp at 0 exact where the BLAS expansion of the squared
+distance is all round-off.
 
 References
 ----------
@@ -26,10 +26,6 @@ from scipy.special import gammaln, kve
 
 from .._numba.fastmath import FASTMATH
 
-#: Block code of a half-integer ``nu = p + 1/2`` (``degree`` carries ``p``): exp(-s) poly_p(s).
-MATERN_CODE = 3
-#: Block code that leaves the scaled distance ``s`` for :func:`matern_from_distance`.
-MATERN_DISTANCE_CODE = 4
 #: Largest ``p`` of ``nu = p + 1/2`` evaluated as a polynomial in Numba; the
 #: polynomial's coefficients stay well inside float32 up to here.
 MAX_CLOSED_FORM_ORDER = 8
@@ -51,10 +47,9 @@ def half_integer_order(nu):
     return -1
 
 
-def matern_code(nu):
-    """``(code, degree)`` of :func:`kernelmaps._kernels.exact.kernel_block` for a Matérn ``nu``."""
-    p = half_integer_order(nu)
-    return (MATERN_CODE, p) if p >= 0 else (MATERN_DISTANCE_CODE, 0)
+def has_closed_form(nu):
+    """Whether the Matérn kernel of ``nu`` is evaluated in Numba (no Bessel function on the rows)."""
+    return half_integer_order(nu) >= 0
 
 
 #: Entries of a row that :func:`matern_distances` screens for round-off at a

@@ -1,6 +1,6 @@
 """The kernel vocabulary's names and the validation of kernel parameters and input pairs.
 
-Re-exported by :mod:`kernelmaps._kernels.exact`, where the vocabulary is described.
+The vocabulary is described in :mod:`kernelmaps._kernels.exact`.
 """
 
 import numbers
@@ -12,10 +12,14 @@ KERNELS = ("gaussian", "laplacian", "cauchy", "matern", "polynomial", "exponenti
 SKEWED_KERNELS = ("skewed_chi2", "skewed_intersection")
 #: Chi-squared kernels of non-negative histograms.
 CHI2_KERNELS = ("chi2", "additive_chi2")
-#: The :data:`KERNEL_CODES` kernel each skewed kernel is on ``log(x + c)``.
+#: The kernel of :mod:`kernelmaps._kernels.formulas` each skewed kernel is on ``log(x + c)``.
 SKEWED_INNER = {"skewed_chi2": "sech", "skewed_intersection": "laplacian"}
+#: Kernels of the maps that approximate one kernel each: the linear kernel (SRHT), the
+#: arc-cosine kernels (``degree`` is the order), the set kernels of min-hash and a
+#: Maclaurin series ``sum_n a_n <x, y>^n`` (Random Maclaurin, ``coefficients``).
+MAP_KERNELS = ("linear", "arc_cosine", "tanimoto", "min_max", "maclaurin")
 #: Every name :func:`exact_kernel` evaluates.
-ALL_KERNELS = KERNELS + SKEWED_KERNELS + CHI2_KERNELS
+ALL_KERNELS = KERNELS + SKEWED_KERNELS + CHI2_KERNELS + MAP_KERNELS
 _ALIASES = {"rbf": "gaussian"}
 
 

@@ -16,7 +16,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core.parallel import block_rows
-from .exact import exact_kernel
 from .names import KERNELS, canonical_kernel, check_kernel_params
 
 #: Largest ``max |K - K^T|`` a precomputed float64 Gram matrix may have, relative to ``max |K|``.
@@ -111,14 +110,6 @@ def callable_block(kernel, X_block, Y):
     if not np.isfinite(block).all():
         raise ValueError(f"{kernel_label(kernel)} returned NaN or infinity")
     return block
-
-
-def gram(X, Y, kernel_params):
-    """The Gram matrix for :func:`kernelmaps.exact_kernel`'s keywords or a callable ``kernel``."""
-    kernel = kernel_params["kernel"]
-    if user_kernel_kind(kernel) == "callable":
-        return callable_gram(kernel, X, Y)
-    return exact_kernel(X, Y, **kernel_params)
 
 
 def check_precomputed_columns(K, n_columns, what):

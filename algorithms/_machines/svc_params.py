@@ -8,7 +8,7 @@ from .._core.sample_weights import check_class_weight
 from .._core.validation import check_bool, check_choice, check_fits_in_memory, check_n_components, check_positive, \
     format_bytes
 from .._kernels.matern import check_nu
-from .._kernels.matern import MATERN_DISTANCE_CODE, matern_code
+from .._kernels.matern import has_closed_form
 from .._kernels.names import check_kernel_params
 from .._kernels.user import user_kernel_kind
 from .._solvers.svm_dual import SOLVER_VECTORS
@@ -85,7 +85,7 @@ def solver_gram_bytes(params, n):
     (the user's, or computed), the solver's copy with each row's column index,
     and the copy of a problem's rows it permutes.
     """
-    gram = params.nu is None or (params.kernel == "matern" and matern_code(params.nu)[0] == MATERN_DISTANCE_CODE)
+    gram = params.nu is None or (params.kernel == "matern" and not has_closed_form(params.nu))
     return 3 * 8.0 * n * (n + 1) if gram else 0.0
 
 

@@ -9,7 +9,7 @@ from .smo import upper_bound
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def greedy_coordinate_descent(X, sq, code, gamma, coef0, degree, bias, y, C, tol, max_iter,
+def greedy_coordinate_descent(X, sq, kernel, bias, y, C, tol, max_iter,
                               cache, slot_of, slot_owner, last_used, col_len, clock0, alpha, z, q_diag):
     """Greedy coordinate descent on the SVM dual ``min 1/2 a^T Q a - e^T a, 0 <= a_i <= C_i``.
 
@@ -56,7 +56,7 @@ def greedy_coordinate_descent(X, sq, code, gamma, coef0, degree, bias, y, C, tol
         if best < 0 or best_abs < tol:
             return it, True, clock
         clock += 1
-        col = kernel_column(best, n, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+        col = kernel_column(best, n, X, sq, kernel, cache, slot_of, slot_owner,
                             last_used, col_len, clock)
         alpha[best] += best_delta
         scale = best_delta * y[best]

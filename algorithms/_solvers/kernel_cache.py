@@ -8,12 +8,12 @@ the kernels take arrays and scalars only and stay cacheable.
 import numpy as np
 from numba import njit
 
-from .._kernels.exact import LAST_BLAS_KERNEL_CODE, kernel_block
+from .._kernels.formulas import kernel_block, starts_from_product
 from .._numba.fastmath import FASTMATH
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def kernel_column(i, length, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner, last_used,
+def kernel_column(i, length, X, sq, kernel, cache, slot_of, slot_owner, last_used,
                   col_len, clock):
     """Entries ``0 .. length-1`` of the column ``K(X, x_i)`` through a fixed-size LRU cache.
 
@@ -22,14 +22,15 @@ def kernel_column(i, length, X, sq, code, gamma, coef0, degree, cache, slot_of, 
     does not hold yet (``col_len``: a shrunk problem asks for its active
     variables only, as LIBSVM's ``get_Q(i, len)``); a miss evicts the least
     recently used slot (empty slots, stamped -1, go first). Entries are one BLAS
-    matrix-vector product plus the epilogue :func:`kernelmaps._kernels.exact.kernel_block`.
+    matrix-vector product (for a kernel that starts from one) plus the kernel's formula,
+    :func:`kernelmaps._kernels.formulas.kernel_block`.
 
     Parameters
     ----------
     i, length : int
     X : ndarray of shape (n, d), float64
     sq : ndarray of shape (n,), ``|x_j|^2``
-    code, gamma, coef0, degree : kernel (see :func:`kernelmaps._kernels.exact.kernel_block`)
+    kernel : a record of :mod:`kernelmaps._kernels.formulas`, float64 scalars
     cache : ndarray of shape (n_slots, n), float64
     slot_of : ndarray of shape (n,), int64, slot of column i or -1
     slot_owner : ndarray of shape (n_slots,), int64, column held or -1
@@ -58,10 +59,9 @@ def kernel_column(i, length, X, sq, code, gamma, coef0, degree, cache, slot_of, 
     start = col_len[s]
     if start < length:
         segment = cache[s, start:length]
-        if code <= LAST_BLAS_KERNEL_CODE:
+        if starts_from_product(kernel):
             segment[:] = np.dot(X[start:length], X[i])
-        kernel_block(segment.reshape((1, length - start)), X[i : i + 1], X[start:length], sq[start:length],
-                     code, gamma, coef0, degree)
+        kernel_block(kernel, segment.reshape((1, length - start)), X[i : i + 1], X[start:length], sq[start:length])
         col_len[s] = length
     last_used[s] = clock
     return cache[s]

@@ -15,11 +15,8 @@ import math
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from .._core.parallel import ThreadScratch, block_rows, run_row_blocks
-from .._core.validation import FeatureOverflowError
-from .._kernels.exact import LAST_BLAS_KERNEL_CODE, block_scalars, finish_block, kernel_block
-from .._kernels.frames import SHIFT_INVARIANT, shift_invariant_frame, to_frame
-from .._numba.fastmath_arrays import all_finite
+from .._core.parallel import block_rows, run_row_blocks
+from .._kernels.blocks import KernelBlocks
 
 #: Partial sums of ``K^T U`` kept at once: the rows are cut into at most this many
 #: groups, each summed by one thread.
@@ -72,7 +69,7 @@ class KernelOperator(LinearOperator):
         across blocks in float64; anything else is computed in float64.
     centres : ndarray of shape (m, d)
     kernel : str
-        A name of the kernel vocabulary (``kernelmaps._kernels.exact.KERNEL_CODES``).
+        A name of the kernel vocabulary (:func:`kernelmaps._kernels.formulas.kernel_record`).
     gamma : float
         Numeric bandwidth (> 0).
     degree : int, default=2
@@ -85,9 +82,9 @@ class KernelOperator(LinearOperator):
     The shift-invariant kernels are evaluated on data centred and scaled by the
     centres' frame, as :func:`kernelmaps.exact_kernel` does, so ``K @ I`` equals
     ``exact_kernel(X, centres, ...)``. The frame, the framed centres and their
-    squared norms are computed once; a block is one single-threaded GEMM into
-    per-thread scratch, the fused Numba epilogue :func:`kernelmaps._kernels.exact.kernel_block`,
-    and the products with it while it is in cache.
+    squared norms are computed once (:class:`kernelmaps._kernels.blocks.KernelBlocks`);
+    a block is one single-threaded GEMM into per-thread scratch, the kernel's
+    Numba formula, and the products with it while it is in cache.
 
     Examples
     --------
@@ -118,19 +115,7 @@ class KernelOperator(LinearOperator):
         self.nu = float(nu)
         super().__init__(np.float64, (self.X.shape[0], self.centres.shape[0]))
         n, m = self.shape
-        scale = 1.0
-        if kernel in SHIFT_INVARIANT:
-            self.center, scale = shift_invariant_frame(self.centres)
-            self.inverse_scale = dtype(1.0 / scale)
-            self.framed_centres = to_frame(self.centres, self.center, scale, dtype)
-            self.center = self.center.astype(dtype)
-        else:
-            self.center = None
-            self.framed_centres = self.centres.astype(dtype)
-        self.code, g, c0, p = block_scalars(kernel, gamma, degree, coef0, self.nu, scale, dtype)
-        self.scalars = (g, c0, p)
-        self.centres_t = np.ascontiguousarray(self.framed_centres.T)
-        self.sq_centres = np.einsum("ij,ij->i", self.framed_centres, self.framed_centres)
+        self.blocks = KernelBlocks(self.centres, kernel, self.gamma, self.degree, self.coef0, self.nu, dtype=dtype)
         self.itemsize = np.dtype(dtype).itemsize
         #: the dtype of the kernel blocks (float64 products are summed either way)
         self.block_dtype = np.dtype(dtype)
@@ -138,7 +123,6 @@ class KernelOperator(LinearOperator):
         self.block = self.rows_per_block(m, self.X.shape[1], self.itemsize)
         blocks = math.ceil(n / self.block) if n else 0
         self.group = self.block * max(1, math.ceil(blocks / MAX_PARTIAL_SUMS))
-        self._scratch = ThreadScratch()
 
     @staticmethod
     def rows_per_block(m, d, itemsize):
@@ -147,23 +131,8 @@ class KernelOperator(LinearOperator):
 
     def kernel_block(self, start, stop):
         """``K(X[start:stop], C)``, in per-thread scratch (valid until the thread's next block)."""
-        rows = self.X[start:stop]
-        dtype = self.X.dtype
-        G = self._scratch.get("kernel_block", (stop - start, self.shape[1]), dtype)
-        if self.center is not None:
-            framed = self._scratch.get("framed", rows.shape, dtype)
-            np.subtract(rows, self.center, out=framed)
-            framed *= self.inverse_scale
-            rows = framed
-        if self.code <= LAST_BLAS_KERNEL_CODE:
-            np.matmul(rows, self.centres_t, out=G)
-        gamma, coef0, degree = self.scalars
-        kernel_block(G, rows, self.framed_centres, self.sq_centres, self.code, gamma, coef0, degree)
-        finish_block(G, self.code, self.nu)
-        if not all_finite(G):
-            raise FeatureOverflowError(
-                f"the {self.kernel} kernel (gamma={self.gamma}, degree={self.degree}, "
-                f"coef0={self.coef0}) overflows {dtype.name} on rows {start}-{stop - 1}")
+        G = self.blocks.block(self.X[start:stop])
+        self.blocks.check(G, f"on rows {start}-{stop - 1}")
         return G
 
     def _as_block_dtype(self, A):

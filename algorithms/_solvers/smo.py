@@ -62,7 +62,7 @@ def _swap_variables(i, j, X, sq, y, alpha, G, G_bar, k_diag, perm, cache, slot_o
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, code, gamma, coef0, degree,
+def _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, kernel,
                         cache, slot_of, slot_owner, last_used, col_len, clock):
     """WSS 2 of Fan, Chen & Lin over the first ``active`` variables.
 
@@ -85,7 +85,7 @@ def _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, code, 
     if i < 0:
         return i, -1, clock
     clock += 1
-    col_i = kernel_column(i, active, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+    col_i = kernel_column(i, active, X, sq, kernel, cache, slot_of, slot_owner,
                           last_used, col_len, clock)
     g_max2 = -np.inf
     j = -1
@@ -110,7 +110,7 @@ def _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, code, 
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, code, gamma, coef0, degree,
+def _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, kernel,
                           cache, slot_of, slot_owner, last_used, col_len, clock):
     """``G`` of the shrunk variables ``active ..`` again, from ``G_bar`` and the free
     variables (all free variables are active), by whichever loop reads fewer
@@ -127,7 +127,7 @@ def _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, code, gamm
     if n_free * n > 2 * active * (n - active):
         for t in range(active, n):
             clock += 1
-            col = kernel_column(t, active, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+            col = kernel_column(t, active, X, sq, kernel, cache, slot_of, slot_owner,
                                 last_used, col_len, clock)
             acc = 0.0
             for s in range(active):
@@ -138,7 +138,7 @@ def _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, code, gamm
         for s in range(active):
             if 0.0 < alpha[s] < upper_bound(C, perm[s]):
                 clock += 1
-                col = kernel_column(s, n, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+                col = kernel_column(s, n, X, sq, kernel, cache, slot_of, slot_owner,
                                     last_used, col_len, clock)
                 a = alpha[s] * y[s]
                 for t in range(active, n):
@@ -158,7 +158,7 @@ def _is_shrinkable(t, g_max1, g_max2, y, alpha, G, C, perm):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _shrink(active, unshrink, y, alpha, G, G_bar, k_diag, perm, C, tol, X, sq, code, gamma, coef0, degree,
+def _shrink(active, unshrink, y, alpha, G, G_bar, k_diag, perm, C, tol, X, sq, kernel,
             cache, slot_of, slot_owner, last_used, col_len, clock):
     """LIBSVM's ``do_shrinking``: move the variables that will stay at their bound
     behind the active ones. Near the end (violation below ``10 tol``) the gradient
@@ -180,7 +180,7 @@ def _shrink(active, unshrink, y, alpha, G, G_bar, k_diag, perm, C, tol, X, sq, c
                 g_max1 = max(g_max1, G[t])
     if not unshrink and g_max1 + g_max2 <= 10.0 * tol:
         unshrink = True
-        clock = _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, code, gamma, coef0, degree,
+        clock = _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, kernel,
                                       cache, slot_of, slot_owner, last_used, col_len, clock)
         active = X.shape[0]
     t = 0
@@ -198,7 +198,7 @@ def _shrink(active, unshrink, y, alpha, G, G_bar, k_diag, perm, C, tol, X, sq, c
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, shrinking,
+def smo_second_order(X, sq, kernel, y, C, tol, max_iter, shrinking,
                      cache, slot_of, slot_owner, last_used, col_len, clock0, alpha, G, G_bar, k_diag, perm):
     """SMO with second-order working-set selection and shrinking on the SVM dual with a free bias.
 
@@ -252,27 +252,25 @@ def smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, shr
             if counter == 0:
                 counter = min(n, 1000)
                 active, unshrink, clock = _shrink(active, unshrink, y, alpha, G, G_bar, k_diag, perm, C, tol,
-                                                  X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+                                                  X, sq, kernel, cache, slot_of, slot_owner,
                                                   last_used, col_len, clock)
-        i, j, clock = _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, code, gamma, coef0,
-                                          degree, cache, slot_of, slot_owner, last_used, col_len, clock)
+        i, j, clock = _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, kernel, cache, slot_of, slot_owner, last_used, col_len, clock)
         if j < 0:
             # optimal on the active variables: optimal on all of them, or shrink again soon
-            clock = _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, code, gamma, coef0, degree,
+            clock = _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, kernel,
                                           cache, slot_of, slot_owner, last_used, col_len, clock)
             active = n
-            i, j, clock = _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, code, gamma, coef0,
-                                              degree, cache, slot_of, slot_owner, last_used, col_len, clock)
+            i, j, clock = _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, kernel, cache, slot_of, slot_owner, last_used, col_len, clock)
             if j < 0:
                 converged = True
                 break
             counter = 1
         it += 1
         clock += 1
-        col_i = kernel_column(i, active, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+        col_i = kernel_column(i, active, X, sq, kernel, cache, slot_of, slot_owner,
                               last_used, col_len, clock)
         clock += 1
-        col_j = kernel_column(j, active, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+        col_j = kernel_column(j, active, X, sq, kernel, cache, slot_of, slot_owner,
                               last_used, col_len, clock)
         # col_i may have been evicted by col_j only if the cache holds a single slot
         # (it holds at least two), so both rows stay valid here
@@ -333,12 +331,12 @@ def smo_second_order(X, sq, code, gamma, coef0, degree, y, C, tol, max_iter, shr
                 was_upper = old >= c_v
                 if was_upper != (alpha[v] >= c_v):
                     clock += 1
-                    col = kernel_column(v, n, X, sq, code, gamma, coef0, degree, cache, slot_of, slot_owner,
+                    col = kernel_column(v, n, X, sq, kernel, cache, slot_of, slot_owner,
                                         last_used, col_len, clock)
                     step = c_v * y[v] if alpha[v] >= c_v else -c_v * y[v]
                     for t in range(n):
                         G_bar[t] += step * y[t] * col[t]
-    clock = _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, code, gamma, coef0, degree,
+    clock = _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, kernel,
                                   cache, slot_of, slot_owner, last_used, col_len, clock)
     # rho: the mean of y_t G_t over the free variables, else the middle of the feasible interval
     upper = np.inf

@@ -6,8 +6,9 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .._core.validation import user_stacklevel
-from .._kernels.exact import PRECOMPUTED_CODE, block_scalars, exact_kernel
-from .._kernels.matern import MATERN_DISTANCE_CODE, matern_code
+from .._kernels.exact import exact_kernel
+from .._kernels.formulas import PrecomputedColumns, kernel_record
+from .._kernels.matern import has_closed_form
 from .greedy_cd import greedy_coordinate_descent, largest_greedy_step
 from .smo import smo_gap, smo_second_order
 
@@ -64,23 +65,21 @@ class Solver:
         self.cache_mb, self.bias, self.selection, self.shrinking = cache_mb, bias, selection, shrinking
         if kernel_params["kernel"] == "precomputed":
             gram = X
-        elif kernel_params["kernel"] == "matern" and matern_code(kernel_params["nu"])[0] == MATERN_DISTANCE_CODE:
+        elif kernel_params["kernel"] == "matern" and not has_closed_form(kernel_params["nu"]):
             # a nu without closed form has no Numba column: its Gram matrix is read instead
             gram = exact_kernel(X, None, **kernel_params)
         else:
             gram = None
-            code, gamma, coef0, degree = block_scalars(kernel_params["kernel"], kernel_params["gamma"],
-                                                       kernel_params["degree"], kernel_params["coef0"],
-                                                       kernel_params.get("nu", 1.5), 1.0, np.float64)
-            self.kernel = (code, float(gamma), float(coef0), degree)
+            self.kernel = kernel_record(kernel_params["kernel"], kernel_params["gamma"], kernel_params["degree"],
+                                        kernel_params["coef0"], kernel_params.get("nu", 1.5), 1.0, np.float64)
             diag = _kernel_diagonal(X, kernel_params)
         if gram is not None:
-            # the rows of the Gram matrix, each followed by its column (see kernel_block's PRECOMPUTED_CODE)
+            # the rows of the Gram matrix, each followed by its column (see PrecomputedColumns)
             n = gram.shape[0]
             self.X = np.empty((n, n + 1))
             self.X[:, :n] = gram
             self.X[:, n] = np.arange(n)
-            self.kernel = (PRECOMPUTED_CODE, 1.0, 0.0, 0)
+            self.kernel = PrecomputedColumns(np.float64(1.0))
             diag = np.array(np.diagonal(gram), dtype=np.float64)
         # the greedy solver folds the bias into the kernel (k + 1); SMO keeps it free
         self.diag = diag + (bias if selection == "greedy" else 0.0)
@@ -116,7 +115,7 @@ class Solver:
             y = signs[self.perm]  # permuted with the solver's variables from here on
             G, G_bar = np.full(n, -1.0), np.zeros(n)
             it, converged, self.clock, rho = smo_second_order(
-                self.Xs, self.sq, *self.kernel, y, box, self.tol, self.max_iter, self.shrinking, *self._cache(),
+                self.Xs, self.sq, self.kernel, y, box, self.tol, self.max_iter, self.shrinking, *self._cache(),
                 alpha, G, G_bar, self.k_diag, self.perm)
             if not converged:
                 bounds = box if np.ndim(box) == 0 else box[self.perm]
@@ -126,7 +125,7 @@ class Solver:
             return coef, -rho, it
         z = np.zeros(n)
         it, converged, self.clock = greedy_coordinate_descent(
-            self.Xs, self.sq, *self.kernel, self.bias, signs, box, self.tol, self.max_iter, *self._cache(),
+            self.Xs, self.sq, self.kernel, self.bias, signs, box, self.tol, self.max_iter, *self._cache(),
             alpha, z, self.k_diag)
         if not converged:
             self._warn(label, "largest coordinate step", largest_greedy_step(alpha, z, self.k_diag, box))

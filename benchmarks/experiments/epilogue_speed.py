@@ -9,7 +9,7 @@ on one thread and the same block:
 * the RFF epilogue ``scale * cos(p + b)`` (:func:`kernelmaps._maps.cosine.cos_features`)
   against ``np.cos`` alone on the same array;
 * the Gaussian epilogue of the Nyström and exact kernels
-  ``exp(-g (|x|^2 + |v|^2 - 2 p))`` (:func:`kernelmaps._kernels.exact.kernel_block`)
+  ``exp(-g (|x|^2 + |v|^2 - 2 p))`` (:class:`kernelmaps._kernels.formulas.Gaussian`)
   against ``np.exp`` alone.
 
 Ours does more per element (the offset and scale, or the distance), numpy only
@@ -61,7 +61,7 @@ def epilogue_speed(run):
     from benchmarks.experiments._common import one_blas_thread
     from benchmarks.machine import machine_info
     from kernelmaps._maps.cosine import cos_features
-    from kernelmaps._kernels.exact import kernel_block
+    from kernelmaps._kernels.formulas import Gaussian, evaluate_block
 
     s = run.settings
     target = machine_info()["numba_target"]
@@ -79,7 +79,7 @@ def epilogue_speed(run):
                 V = rng.standard_normal((m, 16)).astype(dtype)
                 sq_v = (V * V).sum(axis=1)
                 gram = (X @ V.T).astype(dtype)
-                gamma, one = np.dtype(dtype).type(0.05), np.dtype(dtype).type(1.0)
+                gaussian = Gaussian(np.dtype(dtype).type(0.05))
 
                 def restore_products():
                     work[...] = products
@@ -88,14 +88,14 @@ def epilogue_speed(run):
                     work[...] = gram
 
                 cos_features(work, offset, scale)  # compile outside the clock
-                kernel_block(work, X, V, sq_v, 0, gamma, one, 2)
+                evaluate_block(gaussian, work, X, V, sq_v)
                 timings = {
                     LABELS["cos"][0]: _ns_per_element(
                         lambda: cos_features(work, offset, scale), restore_products, n * m, s["repeats"]),
                     LABELS["cos"][1]: _ns_per_element(
                         lambda: np.cos(products, out=spare), lambda: None, n * m, s["repeats"]),
                     LABELS["exp"][0]: _ns_per_element(
-                        lambda: kernel_block(work, X, V, sq_v, 0, gamma, one, 2), restore_gram, n * m,
+                        lambda: evaluate_block(gaussian, work, X, V, sq_v), restore_gram, n * m,
                         s["repeats"]),
                     LABELS["exp"][1]: _ns_per_element(
                         lambda: np.exp(gram, out=spare), lambda: None, n * m, s["repeats"]),
