@@ -77,6 +77,16 @@ _SHARED_DOC = """
         ``n_iter_no_change`` iterations, keeping the best coefficients.
     validation_fraction : float in (0, 1), default=0.1
     n_iter_no_change : int, default=5
+    kernel_cache : 'auto', None or float, default='auto'
+        Keep ``K(X, C)`` (``n m`` entries of ``X``'s dtype: 16 GB for 10^6 float32
+        rows and 4096 centres) after the first pass, so that every later pass
+        reads it instead of evaluating the kernel: a pass then costs the two
+        products only. ``'auto'`` keeps it when it takes at most half of the
+        memory available at fit time (``AUTO_CACHE_FRACTION`` of
+        :mod:`kernelmaps._machines.nystroem`); a number is a budget in bytes
+        (refused up front when that much memory is not available); ``None``
+        evaluates the kernel in every pass. The coefficients are the same either
+        way, bit for bit. Dask input always evaluates the kernel in each task.
     verbose : bool, default=False
         A tqdm progress bar over the iterations, with the residual.
     random_state : int, RandomState or None
@@ -102,6 +112,8 @@ _SHARED_DOC = """
         ``alpha / n``.
     gamma_ : float
     kernel_ : str
+    kernel_cache_ : int
+        Bytes of ``K(X, C)`` kept by the fit (0: every pass evaluated the kernel).
 
     References
     ----------
@@ -146,7 +158,8 @@ class _NystroemRidgeBase(NystroemMachineBase):
         else:
             X_val = target_val = None
         self._set_kernel_and_centres(X, rng)
-        self.solve_on(self._operator(X), T, X_val, target_val, loss)
+        keep = self._plan_kernel_cache(X.shape[0] + (0 if X_val is None else X_val.shape[0]), X.dtype)
+        self.solve_on(self._operator(X, keep_blocks=keep), T, X_val, target_val, loss)
 
     def solve_on(self, K, T, X_val=None, target_val=None, loss=None):
         """Solve for ``coef_`` on the operator ``K`` of the training rows (in memory or Dask)."""

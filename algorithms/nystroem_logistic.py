@@ -75,6 +75,16 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
         Newton steps, keeping the best coefficients.
     validation_fraction : float in (0, 1), default=0.1
     n_iter_no_change : int, default=5
+    kernel_cache : 'auto', None or float, default='auto'
+        Keep ``K(X, C)`` (``n m`` entries of ``X``'s dtype: 16 GB for 10^6 float32
+        rows and 4096 centres) after the first pass, so that every later pass
+        reads it instead of evaluating the kernel: a pass then costs the two
+        products only. ``'auto'`` keeps it when it takes at most half of the
+        memory available at fit time (``AUTO_CACHE_FRACTION`` of
+        :mod:`kernelmaps._machines.nystroem`); a number is a budget in bytes
+        (refused up front when that much memory is not available); ``None``
+        evaluates the kernel in every pass. The coefficients are the same either
+        way, bit for bit. Dask input always evaluates the kernel in each task.
     verbose : bool, default=False
         A tqdm progress bar over the Newton steps.
     random_state : int, RandomState or None
@@ -87,6 +97,8 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
     intercept_ : ndarray of shape (n_outputs,)
     n_components_ : int
         The number of centres used (see ``n_components``).
+    kernel_cache_ : int
+        Bytes of ``K(X, C)`` kept by the fit (0: every pass evaluated the kernel).
     components_ : ndarray of shape (n_components_, n_features)
     component_indices_ : ndarray of int or None
     n_iter_ : int
@@ -133,12 +145,12 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
 
     def __init__(self, n_components="auto", *, alpha=1.0, kernel="gaussian", gamma="scale", degree=2,
                  coef0=1.0, nu=1.5, landmarks="uniform", fit_intercept=True, max_iter=20, tol=1e-4, cg_max_iter=20,
-                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=5, verbose=False,
-                 random_state=None):
+                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=5, kernel_cache="auto",
+                 verbose=False, random_state=None):
         super().__init__(n_components, alpha=alpha, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                          nu=nu, landmarks=landmarks, max_iter=max_iter, tol=tol, early_stopping=early_stopping,
                          validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change,
-                         verbose=verbose, random_state=random_state)
+                         kernel_cache=kernel_cache, verbose=verbose, random_state=random_state)
         self.fit_intercept = fit_intercept
         self.cg_max_iter = cg_max_iter
 
@@ -155,11 +167,12 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
         if held_out is not None:
             X, X_val, T, label_val = X[train], X[held_out], T[train], labels[held_out]
         self._set_kernel_and_centres(X, rng)
+        keep = self._plan_kernel_cache(X.shape[0] + (0 if X_val is None else X_val.shape[0]), X.dtype)
         n = X.shape[0]
         self.lambda_ = float(self.alpha) / n
         with self._progress(self.max_iter, "Newton steps") as bar:
             callback, state = self._early_stopper(X_val, label_val, self._error_rate, bar)
-            result = nystroem_logistic_newton(self._operator(X), self._centre_gram(), T, self.lambda_,
+            result = nystroem_logistic_newton(self._operator(X, keep_blocks=keep), self._centre_gram(), T, self.lambda_,
                                               fit_intercept=bool(self.fit_intercept),
                                               centre_rows=self.component_indices_, max_iter=self.max_iter,
                                               tol=self.tol, cg_max_iter=self.cg_max_iter, callback=callback)

@@ -184,5 +184,6 @@ def fit(estimator, X, y):
             raise ValueError(f"y must be numeric for {type(estimator).__name__}, got dtype {y.dtype}")
         targets = y.astype(np.float64)
     operator = DaskKernelOperator(X, estimator.components_, estimator._kernel_params())
+    estimator.kernel_cache_ = 0  # each task evaluates its chunk's kernel blocks
     estimator.solve_on(operator, targets)
     return estimator

@@ -11,6 +11,7 @@ chunk, for a Dask array). The ridge machines hand a Dask ``fit`` to
 :mod:`kernelmaps._machines.dask_nystroem`.
 """
 
+import numbers
 import warnings
 
 import numpy as np
@@ -22,8 +23,9 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.base import KernelParameter, RegisteredEstimator, classes_from_scores
 from .._core.parallel import n_worker_threads
 from .._core.rows import bandwidth_input
-from .._core.validation import (check_bool, check_fits_in_memory, check_fraction, check_input, check_integer,
-                                check_positive, dask_support, is_dask_array, user_stacklevel, validation_rows)
+from .._core.validation import (MEMORY_FRACTION, available_memory_bytes, check_bool, check_fits_in_memory,
+                                check_fraction, check_input, check_integer, check_positive, dask_support,
+                                is_dask_array, user_stacklevel, validation_rows)
 from .._kernels.bandwidth import resolve_gamma
 from .._kernels.exact import exact_kernel
 from .._kernels.landmarks import check_landmarks, choose_landmarks, landmark_count, uniform_indices
@@ -34,6 +36,30 @@ from .._solvers.kernel_operator import KernelOperator
 
 #: The centres ``n_components='auto'`` asks for: ``min(AUTO_CENTRES, rows)``.
 AUTO_CENTRES = 1000
+#: ``kernel_cache='auto'`` keeps ``K(X, C)`` when it takes at most this share of the
+#: memory available at fit time (after the solver's own plan).
+AUTO_CACHE_FRACTION = 0.5
+
+
+def check_kernel_cache(kernel_cache):
+    """Refuse a ``kernel_cache`` that is not ``'auto'``, ``None`` or a budget in bytes that fits."""
+    if kernel_cache is None or (isinstance(kernel_cache, str) and kernel_cache == "auto"):
+        return
+    if isinstance(kernel_cache, (bool, np.bool_)) or not isinstance(kernel_cache, numbers.Real) \
+            or not (np.isfinite(kernel_cache) and kernel_cache >= 0):
+        raise ValueError("kernel_cache must be 'auto', None (never keep the kernel blocks) or a memory "
+                         f"budget in bytes (a finite number >= 0), got {kernel_cache!r}")
+    check_fits_in_memory(kernel_cache, f"kernel_cache={float(kernel_cache):.4g}", "the kept kernel blocks",
+                         "give a smaller budget, 'auto' or None")
+
+
+def kernel_cache_budget(kernel_cache):
+    """Bytes the fit may spend on keeping ``K(X, C)`` (see :func:`check_kernel_cache`)."""
+    if kernel_cache is None:
+        return 0
+    if isinstance(kernel_cache, str):
+        return AUTO_CACHE_FRACTION * MEMORY_FRACTION * available_memory_bytes()
+    return float(kernel_cache)
 
 
 def dask_kernel_machines():
@@ -53,7 +79,8 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
 
     def __init__(self, n_components="auto", *, alpha=1.0, kernel="gaussian", gamma="scale", degree=2,
                  coef0=1.0, nu=1.5, landmarks="uniform", max_iter=100, tol=1e-4, early_stopping=False,
-                 validation_fraction=0.1, n_iter_no_change=5, verbose=False, random_state=None):
+                 validation_fraction=0.1, n_iter_no_change=5, kernel_cache="auto", verbose=False,
+                 random_state=None):
         self.n_components = n_components
         self.alpha = alpha
         self.kernel = kernel
@@ -67,6 +94,7 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.kernel_cache = kernel_cache
         self.verbose = verbose
         self.random_state = random_state
 
@@ -78,6 +106,7 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
         check_fraction(self.validation_fraction, "validation_fraction", allow_zero=False)
         check_integer(self.n_iter_no_change, "n_iter_no_change")
         check_bool(self.early_stopping, "early_stopping")
+        check_kernel_cache(self.kernel_cache)
 
     def _check_params(self, n_features):
         """Validate every parameter, before any work; set ``kernel_``, ``degree_``, ``coef0_``, ``nu_``."""
@@ -130,8 +159,15 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
                              "the centres' Gram matrix, the preconditioner's Cholesky factors "
                              "and the per-thread kernel blocks")
 
-    def _operator(self, X):
-        return KernelOperator(X, self.components_, **self._kernel_params())
+    def _operator(self, X, keep_blocks=False):
+        return KernelOperator(X, self.components_, keep_blocks=keep_blocks, **self._kernel_params())
+
+    def _plan_kernel_cache(self, n_rows, dtype):
+        """Whether the fit keeps ``K(X, C)`` of its ``n_rows`` rows (training and held-out):
+        sets ``kernel_cache_`` to the bytes kept (0: every pass evaluates the kernel)."""
+        n_bytes = KernelOperator.kept_bytes(n_rows, self.n_components_, dtype)
+        self.kernel_cache_ = n_bytes if n_bytes <= kernel_cache_budget(self.kernel_cache) else 0
+        return self.kernel_cache_ > 0
 
     def _centre_gram(self):
         return exact_kernel(self.components_, None, **self._kernel_params())
@@ -158,7 +194,7 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
         coefficients seen are kept in ``state["best"]``.
         """
         state = {"best": None, "best_loss": np.inf, "since": 0, "losses": []}
-        K_val = None if X_val is None else self._operator(X_val)
+        K_val = None if X_val is None else self._operator(X_val, keep_blocks=self.kernel_cache_ > 0)
 
         def callback(n_iter, residual, coef, intercept=None):
             bar.update(1)

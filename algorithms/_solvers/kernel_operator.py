@@ -76,6 +76,11 @@ class KernelOperator(LinearOperator):
     coef0 : float, default=1.0
     nu : float, default=1.5
         The Matérn smoothness, used only when ``kernel='matern'``.
+    keep_blocks : bool, default=False
+        Keep every kernel block the first pass computes (the whole ``n x m``
+        matrix, ``n m`` entries of ``X``'s dtype), so that later passes read them
+        instead of evaluating the kernel again. The products are the same, bit for
+        bit: a kept block is the block a pass would compute.
 
     Notes
     -----
@@ -103,7 +108,7 @@ class KernelOperator(LinearOperator):
     method. NIPS 2017 (Algorithm 1, ``KnM_times_vector``).
     """
 
-    def __init__(self, X, centres, *, kernel, gamma, degree=2, coef0=1.0, nu=1.5):
+    def __init__(self, X, centres, *, kernel, gamma, degree=2, coef0=1.0, nu=1.5, keep_blocks=False):
         X = np.asarray(X)
         dtype = np.float32 if X.dtype == np.float32 else np.float64
         self.X = np.ascontiguousarray(X, dtype=dtype)
@@ -123,6 +128,14 @@ class KernelOperator(LinearOperator):
         self.block = self.rows_per_block(m, self.X.shape[1], self.itemsize)
         blocks = math.ceil(n / self.block) if n else 0
         self.group = self.block * max(1, math.ceil(blocks / MAX_PARTIAL_SUMS))
+        # every pass cuts the rows at multiples of self.block, so a block's start indexes it
+        self.kept = np.empty((n, m), dtype) if keep_blocks else None
+        self._block_kept = np.zeros(blocks, dtype=bool)
+
+    @staticmethod
+    def kept_bytes(n, m, dtype):
+        """Memory of the kept blocks of ``n`` rows and ``m`` centres (``keep_blocks=True``)."""
+        return n * m * (4 if np.dtype(dtype) == np.float32 else 8)
 
     @staticmethod
     def rows_per_block(m, d, itemsize):
@@ -130,9 +143,17 @@ class KernelOperator(LinearOperator):
         return block_rows(itemsize * (m + d))
 
     def kernel_block(self, start, stop):
-        """``K(X[start:stop], C)``, in per-thread scratch (valid until the thread's next block)."""
+        """``K(X[start:stop], C)``, in per-thread scratch (valid until the thread's next block),
+        or read from the kept blocks."""
+        if self.kept is not None and start % self.block == 0:
+            index = start // self.block
+            if self._block_kept[index]:
+                return self.kept[start:stop]
         G = self.blocks.block(self.X[start:stop])
         self.blocks.check(G, f"on rows {start}-{stop - 1}")
+        if self.kept is not None and start % self.block == 0 and stop - start == min(self.block, self.shape[0] - start):
+            self.kept[start:stop] = G
+            self._block_kept[index] = True
         return G
 
     def _as_block_dtype(self, A):
