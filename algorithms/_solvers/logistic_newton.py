@@ -234,14 +234,16 @@ def _newton_direction(K, T, weights, point, gradient, penalty, fit_intercept, ce
         centre_weights = weights[centre_rows]
     else:
         centre_weights = np.broadcast_to(weights.mean(axis=0), (m, k))
-    factors = [ridge_cholesky(T, centre_weights[:, c], m, penalty) for c in range(k)]
+    # one factor for every column, from the columns' mean weights: k factors of
+    # O(m^3) each cost more than the passes of a many-class problem, and the CG of
+    # each column stays exact (only its preconditioner is shared)
+    A = ridge_cholesky(T, centre_weights.mean(axis=1), m, penalty)
     u, s = point.weighted_sum, point.weight_mean
     # s > 0 unless every weight underflowed (a separable column far along its path)
     s_safe = np.where(s > 0, s, 1.0)
 
     def per_column(U, trans):
-        return np.column_stack([scipy.linalg.solve_triangular(A, U[:, c], lower=False, trans=trans)
-                                for c, A in enumerate(factors)])
+        return scipy.linalg.solve_triangular(A, U, lower=False, trans=trans)
 
     def schur(V):
         image = K.normal_matvec(V, weights=weights) / n
