@@ -17,7 +17,7 @@ from ._maps.learned import LearnedCosineMap, cos_sin_features, hinge_rows_backwa
 from ._maps.spectral import draw_spectral
 from ._numba.fastmath import FASTMATH
 from ._solvers.pegasos_dense import draw_minibatches
-from ._solvers.pegasos_kernels import hinge_margins
+from ._solvers.pegasos_kernels import hinge_buffers, hinge_margins
 
 __all__ = ["CompactNonlinearMap"]
 
@@ -37,6 +37,38 @@ def _rms(values):
     return math.sqrt(sq / (rows * cols))
 
 
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _project_minibatch(X, rows, theta, offset, Xb, P):
+    """The forward projection of a minibatch: ``Xb = X_A`` (its rows, contiguous
+    for BLAS) and ``P = X_A Θ + offset``."""
+    M, d = Xb.shape
+    k = P.shape[1]
+    for r in range(M):
+        for j in range(d):
+            Xb[r, j] = X[rows[r], j]
+    np.dot(Xb, theta, P)
+    for r in range(M):
+        for i in range(k):
+            P[r, i] += offset[i]
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _projection_gradients(Xb, dP, active_rows, n, Xa, g_theta, g_offset):
+    """``∇Θ = X_A^T dP`` and ``∇offset = sum_r dP_r`` over the ``n`` rows with an
+    active class (``dP[:n]``, packed): the other rows have ``dP = 0`` and are left
+    out of the product."""
+    d = Xb.shape[1]
+    k = dP.shape[1]
+    for q in range(n):
+        for j in range(d):
+            Xa[q, j] = Xb[active_rows[q], j]
+    np.dot(Xa[:n].T, dP[:n], g_theta)
+    g_offset[:] = 0.0
+    for q in range(n):
+        for i in range(k):
+            g_offset[i] += dP[q, i]
+
+
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
 def _dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, lam, paper_step, eta0, size_theta,
                           size_offset, t0):
@@ -52,7 +84,7 @@ def _dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, lam, paper_st
     :func:`kernelmaps._maps.learned.projection_step` on each of ``Θ`` and
     ``offset``, ``t`` counting from ``t0 + 1``. It is the computation of
     ``LearnedCosineMap._sgd_projection`` with ``CompactNonlinearMap``'s hooks,
-    in one call, because Python's per-step overhead was a third of the step. The
+    in one call, because Python's overhead per step would be a third of the step. The
     products are BLAS; ``G W^T`` and ``X_A^T dP`` only touch the active pairs
     and the rows with an active class.
 
@@ -95,15 +127,10 @@ def _dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, lam, paper_st
     P = np.empty((M, k))
     Z = np.empty((M, k))
     S = np.empty((M, k))
-    scores = np.empty((M, C))
-    margins = np.empty((M, C))
-    counts = np.empty(M, dtype=np.int64)
+    scores, margins, counts, active_rows, pair_slot, pair_class = hinge_buffers(M, C)
     G = np.empty((M, C))
     GW = np.empty((M, k))
     dP = np.empty((M, k))
-    active_rows = np.empty(M, dtype=np.int64)
-    pair_slot = np.empty(M * C, dtype=np.int64)
-    pair_class = np.empty(M * C, dtype=np.int64)
     Xa = np.empty((M, d))
     g_theta = np.empty((d, k))
     g_offset = np.empty(k)
@@ -112,13 +139,7 @@ def _dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, lam, paper_st
     for step in range(n_steps):
         t = t0 + step + 1
         rows = batches[step]
-        for r in range(M):
-            for j in range(d):
-                Xb[r, j] = X[rows[r], j]
-        np.dot(Xb, theta, P)
-        for r in range(M):
-            for i in range(k):
-                P[r, i] += offset[i]
+        _project_minibatch(X, rows, theta, offset, Xb, P)
         cos_sin_features(P, scale, Z, S)
         np.dot(Z, W, scores)
         _, n_active = hinge_margins(scores, b, signs, rows, margins, counts)
@@ -126,15 +147,7 @@ def _dense_hinge_sgd_steps(X, signs, W, b, theta, offset, batches, lam, paper_st
                                 active_rows, pair_slot, pair_class)
         if n == 0:
             continue  # a zero gradient: neither rule moves
-        # rows without an active class have dP = 0: leave them out of X_A^T dP
-        for q in range(n):
-            for j in range(d):
-                Xa[q, j] = Xb[active_rows[q], j]
-        np.dot(Xa[:n].T, dP[:n], g_theta)
-        g_offset[:] = 0.0
-        for q in range(n):
-            for i in range(k):
-                g_offset[i] += dP[q, i]
+        _projection_gradients(Xb, dP, active_rows, n, Xa, g_theta, g_offset)
         projection_step(theta, g_theta, t, lam, paper_step, eta0, size_theta,
                         0.0 if paper_step else _rms(g_theta))
         projection_step(offset_row, g_offset_row, t, lam, paper_step, eta0, size_offset,

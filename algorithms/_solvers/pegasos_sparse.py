@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from .._numba.fastmath import FASTMATH
-from .pegasos_kernels import active_pairs, hinge_margins, scaled_norm
+from .pegasos_kernels import active_pairs, hinge_buffers, hinge_margins, scaled_norm, weights_or_ones
 
 __all__ = ["MIN_SCALE", "pegasos_sparse_steps"]
 
@@ -54,6 +54,94 @@ def _sparse_scores(data, indices, indptr, V, scale, rows, scores):
                 acc[c] += z * v[c]
         for c in range(C):
             acc[c] *= scale[c]
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _squared_column_norms(V):
+    """``||V[:, c]||^2`` of every column, in one pass over the rows of ``V``."""
+    D, C = V.shape
+    norm2 = np.zeros(C)
+    for j in range(D):
+        for c in range(C):
+            norm2[c] += V[j, c] * V[j, c]
+    return norm2
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _apply_scales(V, scale):
+    """``V[:, c] *= scale[c]``: ``w_c = s_c v_c`` written out, in one pass over the rows."""
+    D, C = V.shape
+    for j in range(D):
+        for c in range(C):
+            V[j, c] *= scale[c]
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _shrink_scales(W, scale, norm2, shrink, min_scale):
+    """The shrink ``w_c <- shrink w_c`` as ``s_c <- shrink s_c``; a scale that falls
+    below ``min_scale`` is folded into ``v_c``. Returns the number of folds."""
+    n_folds = 0
+    for c in range(scale.shape[0]):
+        s = scale[c] * shrink
+        # "not >=" also folds a NaN scale, so that it reaches W and the caller's check
+        if not s >= min_scale or s == 0.0:
+            norm2[c] = _rescale_column(W, c, s)
+            s = 1.0
+            n_folds += 1
+        scale[c] = s
+    return n_folds
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _active_pair_update(data, indices, indptr, signs, rows, row_weights, W, scale, norm2, gb, step_size,
+                        active_rows, pair_slot, pair_class, n_pairs):
+    """The sub-gradient step on the non-zeros of the active pairs' rows:
+    ``v_jc += step_size u_i y_ic z_ij / s_c``, with ``||v_c||^2`` updated by the
+    change of each entry's square; ``gb`` is set to the intercept's sub-gradient."""
+    gb[:] = 0.0
+    for a in range(n_pairs):
+        r = active_rows[pair_slot[a]]
+        c = pair_class[a]
+        i = rows[r]
+        y = float(signs[i, c]) * row_weights[i]
+        gb[c] += y
+        coef = step_size * y / scale[c]
+        total = norm2[c]
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            v = W[j, c]
+            dv = coef * float(data[k])
+            W[j, c] = v + dv
+            # (v + dv)^2 - v^2 without squaring twice
+            total += dv * (v + v + dv)
+        norm2[c] = total
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _project_scales(W, b, gb, scale, norm2, shrink, step_size, radius2, fit_intercept):
+    """The intercept's step, then the projection of ``(s_c v_c, b_c)`` onto the
+    ball of squared radius ``radius2`` through ``s_c``; a projection whose squares
+    overflowed folds the scale into ``v_c``. Returns the number of folds."""
+    n_folds = 0
+    for c in range(scale.shape[0]):
+        bc = shrink * b[c] + step_size * gb[c] if fit_intercept else 0.0
+        s = scale[c]
+        # incremental updates can leave a tiny negative sum where the norm is ~0
+        total = s * s * max(norm2[c], 0.0) + bc * bc
+        if total > radius2:
+            if total < math.inf:
+                factor = math.sqrt(radius2 / total)
+                scale[c] = s * factor
+            else:
+                # the squares overflowed: project w_c itself, as the dense path does
+                _rescale_column(W, c, s)
+                factor = math.sqrt(radius2) / scaled_norm(W[:, c], bc)
+                norm2[c] = _rescale_column(W, c, factor)
+                scale[c] = 1.0
+                n_folds += 1
+            bc *= factor
+        b[c] = bc
+    return n_folds
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
@@ -129,25 +217,14 @@ def pegasos_sparse_steps(data, indices, indptr, signs, W, b, batches, lam, t0, f
     True
     """
     n_steps, m = batches.shape
-    D, C = W.shape
+    C = W.shape[1]
     radius2 = 1.0 / lam
     scale = np.ones(C)
-    norm2 = np.zeros(C)
-    for j in range(D):
-        for c in range(C):
-            norm2[c] += W[j, c] * W[j, c]
-    scores = np.empty((m, C))
-    margins = np.empty((m, C))
-    counts = np.empty(m, dtype=np.int64)
+    norm2 = _squared_column_norms(W)
+    scores, margins, counts, active_rows, pair_slot, pair_class = hinge_buffers(m, C)
     gb = np.empty(C)
-    active_rows = np.empty(m, dtype=np.int64)
-    pair_slot = np.empty(m * C, dtype=np.int64)
-    pair_class = np.empty(m * C, dtype=np.int64)
     n_folds = 0
-    if weights is None:
-        row_weights = np.ones(signs.shape[0])
-    else:
-        row_weights = weights
+    row_weights = weights_or_ones(weights, signs.shape[0])
     for step in range(n_steps):
         t = t0 + step + 1
         eta = 1.0 / (lam * t)
@@ -157,50 +234,9 @@ def pegasos_sparse_steps(data, indices, indptr, signs, W, b, batches, lam, t0, f
         _, n_pairs = active_pairs(margins, counts, active_rows, pair_slot, pair_class)
         shrink = 1.0 - eta * lam
         step_size = eta / m
-        for c in range(C):
-            s = scale[c] * shrink
-            # "not >=" also folds a NaN scale, so that it reaches W and the caller's check
-            if not s >= min_scale or s == 0.0:
-                norm2[c] = _rescale_column(W, c, s)
-                s = 1.0
-                n_folds += 1
-            scale[c] = s
-        gb[:] = 0.0
-        for a in range(n_pairs):
-            r = active_rows[pair_slot[a]]
-            c = pair_class[a]
-            i = rows[r]
-            y = float(signs[i, c]) * row_weights[i]
-            gb[c] += y
-            coef = step_size * y / scale[c]
-            total = norm2[c]
-            for k in range(indptr[i], indptr[i + 1]):
-                j = indices[k]
-                v = W[j, c]
-                dv = coef * float(data[k])
-                W[j, c] = v + dv
-                # (v + dv)^2 - v^2 without squaring twice
-                total += dv * (v + v + dv)
-            norm2[c] = total
-        for c in range(C):
-            bc = shrink * b[c] + step_size * gb[c] if fit_intercept else 0.0
-            s = scale[c]
-            # incremental updates can leave a tiny negative sum where the norm is ~0
-            total = s * s * max(norm2[c], 0.0) + bc * bc
-            if total > radius2:
-                if total < math.inf:
-                    factor = math.sqrt(radius2 / total)
-                    scale[c] = s * factor
-                else:
-                    # the squares overflowed: project w_c itself, as the dense path does
-                    _rescale_column(W, c, s)
-                    factor = math.sqrt(radius2) / scaled_norm(W[:, c], bc)
-                    norm2[c] = _rescale_column(W, c, factor)
-                    scale[c] = 1.0
-                    n_folds += 1
-                bc *= factor
-            b[c] = bc
-    for j in range(D):
-        for c in range(C):
-            W[j, c] *= scale[c]
+        n_folds += _shrink_scales(W, scale, norm2, shrink, min_scale)
+        _active_pair_update(data, indices, indptr, signs, rows, row_weights, W, scale, norm2, gb, step_size,
+                            active_rows, pair_slot, pair_class, n_pairs)
+        n_folds += _project_scales(W, b, gb, scale, norm2, shrink, step_size, radius2, fit_intercept)
+    _apply_scales(W, scale)
     return n_folds

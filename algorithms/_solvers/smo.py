@@ -17,7 +17,7 @@ def upper_bound(C, k):
     """The upper bound of variable ``k``: ``C`` itself (one bound for all, a float)
     or ``C[k]`` (a bound per variable: weighted samples or classes, as LIBSVM's
     ``C_i``). The solvers call it in their loops; for a float ``C`` it compiles
-    to the constant, so the unweighted problem runs the code it ran before."""
+    to the constant, so the unweighted problem pays nothing for the per-variable bounds."""
     return C if np.ndim(C) == 0 else C[k]
 
 
@@ -197,6 +197,106 @@ def _shrink(active, unshrink, y, alpha, G, G_bar, k_diag, perm, C, tol, X, sq, k
     return active, unshrink, clock
 
 
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _update_alpha_pair(i, j, col_i, y, alpha, G, k_diag, c_i, c_j):
+    """The two-variable step of LIBSVM's ``Solver::Solve``: the minimizer of the
+    dual along ``y_i a_i + y_j a_j = const`` in closed form (curvature floored at
+    ``TAU``), clipped to the box ``[0, c_i] x [0, c_j]`` while keeping that sum."""
+    q_ij = y[i] * y[j] * col_i[j]
+    if y[i] != y[j]:
+        quad = k_diag[i] + k_diag[j] + 2.0 * q_ij
+        quad = quad if quad > 0 else TAU
+        delta = (-G[i] - G[j]) / quad
+        diff = alpha[i] - alpha[j]
+        alpha[i] += delta
+        alpha[j] += delta
+        if diff > 0:
+            if alpha[j] < 0:
+                alpha[j] = 0.0
+                alpha[i] = diff
+        elif alpha[i] < 0:
+            alpha[i] = 0.0
+            alpha[j] = -diff
+        if diff > c_i - c_j:
+            if alpha[i] > c_i:
+                alpha[i] = c_i
+                alpha[j] = c_i - diff
+        elif alpha[j] > c_j:
+            alpha[j] = c_j
+            alpha[i] = c_j + diff
+    else:
+        quad = k_diag[i] + k_diag[j] - 2.0 * q_ij
+        quad = quad if quad > 0 else TAU
+        delta = (G[i] - G[j]) / quad
+        total = alpha[i] + alpha[j]
+        alpha[i] -= delta
+        alpha[j] += delta
+        if total > c_i:
+            if alpha[i] > c_i:
+                alpha[i] = c_i
+                alpha[j] = total - c_i
+        elif alpha[j] < 0:
+            alpha[j] = 0.0
+            alpha[i] = total
+        if total > c_j:
+            if alpha[j] > c_j:
+                alpha[j] = c_j
+                alpha[i] = total - c_j
+        elif alpha[i] < 0:
+            alpha[i] = 0.0
+            alpha[j] = total
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _update_gradient(active, i, j, old_i, old_j, y, alpha, G, col_i, col_j):
+    """``G += Q_i (a_i - old_i) + Q_j (a_j - old_j)`` on the active variables:
+    the two kernel columns are all the step changes."""
+    d_i = (alpha[i] - old_i) * y[i]
+    d_j = (alpha[j] - old_j) * y[j]
+    for t in range(active):
+        G[t] += y[t] * (col_i[t] * d_i + col_j[t] * d_j)
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _update_G_bar(i, j, old_i, old_j, c_i, c_j, y, alpha, G_bar, X, sq, kernel,
+                  cache, slot_of, slot_owner, last_used, col_len, clock):
+    """``G_bar`` follows the variables of the step that reach or leave their upper
+    bound, with their full kernel columns (every variable, shrunk or not), as
+    LIBSVM's update of ``alpha_status`` and ``G_bar``. Returns the clock."""
+    n = X.shape[0]
+    for v, old, c_v in ((i, old_i, c_i), (j, old_j, c_j)):
+        was_upper = old >= c_v
+        if was_upper != (alpha[v] >= c_v):
+            clock += 1
+            col = kernel_column(v, n, X, sq, kernel, cache, slot_of, slot_owner,
+                                last_used, col_len, clock)
+            step = c_v * y[v] if alpha[v] >= c_v else -c_v * y[v]
+            for t in range(n):
+                G_bar[t] += step * y[t] * col[t]
+    return clock
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _calculate_rho(y, alpha, G, C, perm):
+    """LIBSVM's ``calculate_rho``: the mean of ``y_t G_t`` over the free variables,
+    else the middle of the interval that the variables at a bound leave feasible."""
+    upper = np.inf
+    lower = -np.inf
+    total = 0.0
+    n_free = 0
+    for t in range(y.shape[0]):
+        yg = y[t] * G[t]
+        box = upper_bound(C, perm[t])
+        if 0 < alpha[t] < box:
+            n_free += 1
+            total += yg
+        elif (alpha[t] >= box) == (y[t] < 0):  # at C with y = -1, or at 0 with y = +1
+            upper = min(upper, yg)
+        else:
+            lower = max(lower, yg)
+    return total / n_free if n_free > 0 else (upper + lower) / 2.0
+
+
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
 def smo_second_order(X, sq, kernel, y, C, tol, max_iter, shrinking,
                      cache, slot_of, slot_owner, last_used, col_len, clock0, alpha, G, G_bar, k_diag, perm):
@@ -209,15 +309,16 @@ def smo_second_order(X, sq, kernel, y, C, tol, max_iter, shrinking,
     LIBSVM's ``C_i`` of weighted samples and classes; the two-variable step clips
     to both bounds as LIBSVM's ``Solver::Solve`` does. Each step picks the pair
     of :func:`_select_working_set` (WSS 2) and solves the two-variable problem in
-    closed form, clipped to the box; ``G = Q a - e`` is kept up to date on the
-    active variables with the two kernel columns (from the LRU cache). Stops when
-    the maximal violation ``m(a) - M(a)`` falls below ``tol``.
+    closed form, clipped to the box (:func:`_update_alpha_pair`); ``G = Q a - e``
+    is kept up to date on the active variables with the two kernel columns (from
+    the LRU cache, :func:`_update_gradient`). Stops when the maximal violation
+    ``m(a) - M(a)`` falls below ``tol``; ``rho`` is then :func:`_calculate_rho`'s.
 
     With ``shrinking``, every ``min(n, 1000)`` steps the variables that will stay
     at a bound are moved behind the active ones (:func:`_shrink`) and the steps
     work on the active ones only: shorter loops and shorter kernel columns.
-    ``G_bar_t = sum_{a_s = C_s} C_s Q_ts`` is kept so that the gradient of the shrunk
-    variables can be rebuilt (:func:`_reconstruct_gradient`); optimality is only
+    ``G_bar_t = sum_{a_s = C_s} C_s Q_ts`` is kept (:func:`_update_G_bar`) so that the
+    gradient of the shrunk variables can be rebuilt (:func:`_reconstruct_gradient`); optimality is only
     accepted after every variable is active again. Variables are moved
     physically (:func:`_swap_variables`): ``X``, ``sq``, ``y``, ``alpha``, ``G``,
     ``G_bar``, ``k_diag`` and the cache are permuted in place, and ``perm[t]`` is
@@ -274,86 +375,18 @@ def smo_second_order(X, sq, kernel, y, C, tol, max_iter, shrinking,
                               last_used, col_len, clock)
         # col_i may have been evicted by col_j only if the cache holds a single slot
         # (it holds at least two), so both rows stay valid here
-        q_ij = y[i] * y[j] * col_i[j]
         c_i = upper_bound(C, perm[i])
         c_j = upper_bound(C, perm[j])
         old_i = alpha[i]
         old_j = alpha[j]
-        if y[i] != y[j]:
-            quad = k_diag[i] + k_diag[j] + 2.0 * q_ij
-            quad = quad if quad > 0 else TAU
-            delta = (-G[i] - G[j]) / quad
-            diff = alpha[i] - alpha[j]
-            alpha[i] += delta
-            alpha[j] += delta
-            if diff > 0:
-                if alpha[j] < 0:
-                    alpha[j] = 0.0
-                    alpha[i] = diff
-            elif alpha[i] < 0:
-                alpha[i] = 0.0
-                alpha[j] = -diff
-            if diff > c_i - c_j:
-                if alpha[i] > c_i:
-                    alpha[i] = c_i
-                    alpha[j] = c_i - diff
-            elif alpha[j] > c_j:
-                alpha[j] = c_j
-                alpha[i] = c_j + diff
-        else:
-            quad = k_diag[i] + k_diag[j] - 2.0 * q_ij
-            quad = quad if quad > 0 else TAU
-            delta = (G[i] - G[j]) / quad
-            total = alpha[i] + alpha[j]
-            alpha[i] -= delta
-            alpha[j] += delta
-            if total > c_i:
-                if alpha[i] > c_i:
-                    alpha[i] = c_i
-                    alpha[j] = total - c_i
-            elif alpha[j] < 0:
-                alpha[j] = 0.0
-                alpha[i] = total
-            if total > c_j:
-                if alpha[j] > c_j:
-                    alpha[j] = c_j
-                    alpha[i] = total - c_j
-            elif alpha[i] < 0:
-                alpha[i] = 0.0
-                alpha[j] = total
-        d_i = (alpha[i] - old_i) * y[i]
-        d_j = (alpha[j] - old_j) * y[j]
-        for t in range(active):
-            G[t] += y[t] * (col_i[t] * d_i + col_j[t] * d_j)
+        _update_alpha_pair(i, j, col_i, y, alpha, G, k_diag, c_i, c_j)
+        _update_gradient(active, i, j, old_i, old_j, y, alpha, G, col_i, col_j)
         if shrinking:
-            # G_bar follows the variables that reach or leave the upper bound (full columns)
-            for v, old, c_v in ((i, old_i, c_i), (j, old_j, c_j)):
-                was_upper = old >= c_v
-                if was_upper != (alpha[v] >= c_v):
-                    clock += 1
-                    col = kernel_column(v, n, X, sq, kernel, cache, slot_of, slot_owner,
-                                        last_used, col_len, clock)
-                    step = c_v * y[v] if alpha[v] >= c_v else -c_v * y[v]
-                    for t in range(n):
-                        G_bar[t] += step * y[t] * col[t]
+            clock = _update_G_bar(i, j, old_i, old_j, c_i, c_j, y, alpha, G_bar, X, sq, kernel,
+                                  cache, slot_of, slot_owner, last_used, col_len, clock)
     clock = _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, kernel,
                                   cache, slot_of, slot_owner, last_used, col_len, clock)
-    # rho: the mean of y_t G_t over the free variables, else the middle of the feasible interval
-    upper = np.inf
-    lower = -np.inf
-    total = 0.0
-    n_free = 0
-    for t in range(n):
-        yg = y[t] * G[t]
-        box = upper_bound(C, perm[t])
-        if 0 < alpha[t] < box:
-            n_free += 1
-            total += yg
-        elif (alpha[t] >= box) == (y[t] < 0):  # at C with y = -1, or at 0 with y = +1
-            upper = min(upper, yg)
-        else:
-            lower = max(lower, yg)
-    rho = total / n_free if n_free > 0 else (upper + lower) / 2.0
+    rho = _calculate_rho(y, alpha, G, C, perm)
     return it, converged, clock, rho
 
 

@@ -117,21 +117,11 @@ def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, sample_weight=None, fi
     block ``Q`` by ``w`` before ``Z^T Q``. ``W`` is never formed and ``Z`` is
     never densified or copied.
 
-    The system is preconditioned by its diagonal (Jacobi), applied symmetrically:
-    CG solves ``S A S y = S B`` with ``S = diag(A)^(-1/2)``, and ``W = S y``. The
-    diagonal is ``sum_i w_i Z_ij^2 - (sum_i w_i) mu_j^2 + alpha``; a column that
-    centring (or nothing) leaves zero has no curvature when ``alpha = 0``, so it
-    is scaled by 1 and its coefficient stays 0.
-
-    **The dual system when the columns outnumber the rows.** With ``alpha > 0``
-    and ``n_features > n_samples`` (fine binning grids), CG runs on the
-    equivalent ``(Z_c Z_c^T + alpha I) A = T - 1 t^T``, ``W = Z_c^T A``, also
-    Jacobi-scaled: the same two sparse products per iteration, but every
-    vector has ``n_samples`` rows instead of ``n_features``, and on random
-    binning features it also needed fewer iterations than the Jacobi-scaled
-    primal system. With weights it is the system of the rows scaled by
-    ``sqrt(w)``: ``(S_w Z_c Z_c^T S_w + alpha I) A = S_w (T - 1 t^T)``,
-    ``W = Z_c^T S_w A`` with ``S_w = diag(sqrt(w))``.
+    The system is preconditioned by its diagonal (Jacobi,
+    :func:`_primal_ridge_cg`). **The dual system when the columns outnumber the
+    rows.** With ``alpha > 0`` and ``n_features > n_samples`` (fine binning
+    grids), CG runs on the equivalent ``(Z_c Z_c^T + alpha I) A = T - 1 t^T``,
+    ``W = Z_c^T A``, whose vectors have ``n_samples`` rows (:func:`_dual_ridge_cg`).
 
     With ``alpha = 0`` and rank-deficient features (fewer rows than columns, as
     random binning often gives), the system is only semi-definite. CG started
@@ -203,6 +193,21 @@ def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, sample_weight=None, fi
         if T is None:
             T = code[labels]
         return _dual_ridge_cg(Z, alpha, T - t_mean, mu, t_mean, fit_intercept, tol, max_iter, w)
+    return _primal_ridge_cg(Z, alpha, B, mu, t_mean, col_sum, col_square, fit_intercept, tol, max_iter, w)
+
+
+def _primal_ridge_cg(Z, alpha, B, mu, t_mean, col_sum, col_square, fit_intercept, tol, max_iter,
+                     sample_weight=None):
+    """:func:`ridge_cg` on the primal system ``A coef = B``, ``A = Z_c^T D_w Z_c + alpha I``
+    with ``D_w = diag(w)`` (the identity without weights).
+
+    The system is preconditioned by its diagonal (Jacobi), applied symmetrically:
+    CG solves ``S A S y = S B`` with ``S = diag(A)^(-1/2)``, and ``coef = S y``. The
+    diagonal is ``sum_i w_i Z_ij^2 - (sum_i w_i) mu_j^2 + alpha``; a column that
+    centring (or nothing) leaves zero has no curvature when ``alpha = 0``, so it
+    is scaled by 1 and its coefficient stays 0.
+    """
+    w = sample_weight
 
     def gram(V):
         Q = Z @ V
@@ -228,10 +233,16 @@ def ridge_cg(Z, alpha, T=None, *, labels=None, code=None, sample_weight=None, fi
 def _dual_ridge_cg(Z, alpha, T_centred, mu, t_mean, fit_intercept, tol, max_iter, sample_weight=None):
     """:func:`ridge_cg` on the dual system ``(Z_c Z_c^T + alpha I) A = T_c``, ``W = Z_c^T A``.
 
+    Also Jacobi-scaled: the same two sparse products per CG iteration as the
+    primal system, but every vector has ``n_samples`` rows instead of
+    ``n_features``, and on random binning features it takes fewer iterations
+    than the Jacobi-scaled primal system. With weights it is the system of the
+    rows scaled by ``sqrt(w)``: ``(S_w Z_c Z_c^T S_w + alpha I) A = S_w (T - 1 t^T)``,
+    ``W = Z_c^T S_w A`` with ``S_w = diag(sqrt(w))``.
+
     ``Z_c^T A = Z^T (A - 1 mean(A))`` because a centred ``A`` is orthogonal to the
     column means' rows, so centring the ``n x k`` block replaces centring ``Z``.
-    With weights the means are weighted, the system is that of the rows scaled by
-    ``sqrt(w)``, and the two centrings differ: ``Z_c G = Z G - 1 (w^T Z G) / sum(w)``
+    With weights the means are weighted and the two centrings differ: ``Z_c G = Z G - 1 (w^T Z G) / sum(w)``
     subtracts the weighted mean, ``Z_c^T A = Z^T (A - w (1^T A) / sum(w))``.
     """
     Z_t = Z.T.tocsr() if sp.issparse(Z) else Z.T  # the transpose's rows are Z's columns: a fast Z^T A
