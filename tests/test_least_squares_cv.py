@@ -4,6 +4,7 @@ RidgeCV, to brute-force leave-one-out and to GridSearchCV over the plain learner
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 from sklearn.linear_model import RidgeCV
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 
@@ -39,19 +40,31 @@ def brute_force_loo(Z, y, alpha, fit_intercept, weights=None):
 # ---------------------------------------------------------------- leave-one-out
 
 
-def test_leave_one_out_equals_ridgecv(problem):
-    _, _, Z, y, _, _ = problem
-    ours = LeastSquaresRegressorCV(alphas=ALPHAS, scoring="neg_mean_squared_error", store_cv_results=True).fit(Z, y)
-    ridge = RidgeCV(alphas=ALPHAS, store_cv_results=True).fit(Z, y)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("two_targets", [False, True])
+def test_leave_one_out_equals_ridgecv(problem, weighted, two_targets):
+    X, _, Z, y, _, weights = problem
+    w = weights if weighted else None
+    if two_targets:
+        y = np.column_stack([y, X[:, 2] * X[:, 3]])
+    ours = LeastSquaresRegressorCV(alphas=ALPHAS, scoring="neg_mean_squared_error", store_cv_results=True).fit(
+        Z, y, sample_weight=w)
+    ridge = RidgeCV(alphas=ALPHAS, store_cv_results=True).fit(Z, y, sample_weight=w)
     assert ours.alpha_ == ridge.alpha_
-    np.testing.assert_allclose(ours.coef_.ravel(), ridge.coef_, rtol=0, atol=1e-8)
-    np.testing.assert_allclose(ours.intercept_, ridge.intercept_, rtol=0, atol=1e-8)
-    squared = (y[:, None] - ours.loo_predictions_) ** 2
+    np.testing.assert_allclose(ours.coef_, ridge.coef_.T.reshape(ours.coef_.shape), rtol=0, atol=1e-8)
+    np.testing.assert_allclose(ours.intercept_, np.ravel(ridge.intercept_), rtol=0, atol=1e-8)
+    # RidgeCV keeps each row's weighted squared leave-one-out error
+    target = y[:, None] if y.ndim == 1 else y[:, :, None]
+    scale = 1.0 if w is None else (w[:, None] if y.ndim == 1 else w[:, None, None])
+    squared = scale * (target - ours.loo_predictions_) ** 2
     np.testing.assert_allclose(squared, ridge.cv_results_, rtol=1e-8, atol=1e-12)
-    np.testing.assert_allclose(ours.cv_results_["mean_test_score"], -ridge.cv_results_.mean(axis=0), rtol=1e-8)
-    assert ours.best_score_ == pytest.approx(ridge.best_score_, rel=1e-8)
-    # R² ranks the penalties as the squared errors do
-    assert LeastSquaresRegressorCV(alphas=ALPHAS).fit(Z, y).alpha_ == ridge.alpha_
+    if w is None:
+        mean = ridge.cv_results_.reshape(len(y), -1, len(ALPHAS)).mean(axis=(0, 1))
+        np.testing.assert_allclose(ours.cv_results_["mean_test_score"], -mean, rtol=1e-8)
+        assert ours.best_score_ == pytest.approx(ridge.best_score_, rel=1e-8)
+    if not two_targets:
+        # R² ranks the penalties as the squared errors do
+        assert LeastSquaresRegressorCV(alphas=ALPHAS).fit(Z, y, sample_weight=w).alpha_ == ridge.alpha_
 
 
 @pytest.mark.parametrize("fit_intercept", [True, False])
@@ -220,3 +233,30 @@ def test_plan_beyond_memory_is_refused_before_the_pass(problem):
     wide = RandomFourierFeatures(n_components=400_000, random_state=0).fit(X[:2])
     with pytest.raises(MemoryError, match="n_features=400000"):
         LeastSquaresRegressorCV(cv=3).fit(X, y, feature_map=wide)
+
+
+@pytest.mark.parametrize("cv", [None, 3])
+def test_sparse_features_equal_dense(problem, cv):
+    _, _, Z, y, labels, weights = problem
+    sparse = Z * (np.abs(Z) > 0.2)
+    for cls, target in ((LeastSquaresRegressorCV, y), (LeastSquaresClassifierCV, labels)):
+        held = cls(alphas=ALPHAS, cv=cv).fit(sparse, target, sample_weight=weights)
+        csr = cls(alphas=ALPHAS, cv=cv).fit(sp.csr_matrix(sparse), target, sample_weight=weights)
+        assert csr.alpha_ == held.alpha_
+        np.testing.assert_allclose(csr.cv_results_["mean_test_score"], held.cv_results_["mean_test_score"],
+                                   rtol=1e-10)
+        np.testing.assert_allclose(csr.coef_, held.coef_, rtol=1e-10, atol=1e-12)
+
+
+def test_rows_of_weight_zero_are_left_out_and_stored_as_nan(problem):
+    _, _, Z, y, _, weights = problem
+    w = weights.copy()
+    w[::7] = 0.0
+    kept = w > 0
+    ours = LeastSquaresRegressorCV(alphas=ALPHAS, store_cv_results=True).fit(Z, y, sample_weight=w)
+    without = LeastSquaresRegressorCV(alphas=ALPHAS, store_cv_results=True).fit(Z[kept], y[kept],
+                                                                               sample_weight=w[kept])
+    assert ours.loo_predictions_.shape == (len(y), len(ALPHAS))
+    assert np.isnan(ours.loo_predictions_[~kept]).all()
+    np.testing.assert_allclose(ours.loo_predictions_[kept], without.loo_predictions_, rtol=1e-12)
+    np.testing.assert_allclose(ours.coef_, without.coef_, rtol=1e-12)
