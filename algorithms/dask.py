@@ -69,8 +69,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._core.validation import check_fits_in_memory, check_integer, clear_fitted_state, is_dask_array
 from ._machines.dask_support import align_rows, as_targets, check_rows, graph_node, known_rows, serial
 
-__all__ = ["FIT_SAMPLE_ROWS", "TREE_FAN_IN", "FeatureChunksWarning", "fit", "fit_learner", "predict_lazily",
-           "sample_rows", "transform"]
+__all__ = ["FIT_SAMPLE_ROWS", "TREE_FAN_IN", "FeatureChunksWarning", "fit", "fit_learner", "map_reduce",
+           "predict_lazily", "sample_rows", "transform"]
 
 #: Rows a feature map's ``fit`` reads from a Dask array: a uniform sample of this
 #: many rows (all of them when there are fewer). Enough for the bandwidth
@@ -227,18 +227,78 @@ def _chunk_equations(template, block, targets, feature_map):
     equations = template._new_equations()
     if block.shape[0] == 0:
         return equations
-    with serial():
-        block, targets = template._validate_rows(block, targets, False, feature_map)
-        template._accumulate(equations, block, template._block_targets(targets), feature_map)
-    return equations
+    block, targets = template._validate_rows(block, targets, False, feature_map)
+    return template._accumulate(equations, block, template._block_targets(targets), feature_map)
 
 
-def _merge_equations(*parts):
-    """The reduce step: one accumulator of all the parts' rows."""
+def _merge_parts(*parts):
+    """The reduce step: the first part, with every other part's rows merged into it."""
     total = parts[0]
     for part in parts[1:]:
         total.merge(part)
     return total
+
+
+def _run_chunk(function, node, block, *row_chunks):
+    with serial():
+        return function(node, block, *row_chunks)
+
+
+def map_reduce(function, node, X, *rows, feature_map=None):
+    """One pass over the row chunks of a Dask array: a task per chunk, a tree of merges.
+
+    Each task computes ``function(node, chunk, *row_chunks, feature_map)`` on one
+    thread, for a NumPy chunk of ``X`` and the same rows of each of ``rows``; the
+    results (objects with a ``merge(other)`` method that adds another's rows, in
+    row order) are merged :data:`TREE_FAN_IN` at a time, and the one left is
+    computed here. ``node`` and ``feature_map`` are sent to each worker once.
+    The one-pass learners' fit (:func:`fit_learner`) is this map-reduce, and
+    the cross-validated ones take one or two of them.
+
+    Parameters
+    ----------
+    function : callable
+        A module-level function ``(node, chunk, *row_chunks, feature_map) -> part``.
+    node : object
+        What every task reads (a learner, a fitted state).
+    X : dask.array.Array of shape (n_samples, n_features)
+        Chunked along rows.
+    *rows : dask.array.Array or array-like, each of n_samples rows
+        Row-aligned arrays (targets, fold membership), rechunked to ``X``'s rows.
+    feature_map : fitted kernelmaps feature map, optional
+        Handed to every task as its last argument.
+
+    Returns
+    -------
+    object
+        The merge of all the chunks' parts.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from kernelmaps.dask import map_reduce
+    >>> from kernelmaps.least_squares import NormalEquations
+    >>> def moments(width, chunk, targets, feature_map):
+    ...     equations = NormalEquations(width, 1)
+    ...     equations.add(chunk, targets)
+    ...     return equations
+    >>> X = da.random.default_rng(0).standard_normal((1000, 3), chunks=250)
+    >>> equations = map_reduce(moments, 3, X, np.ones(1000))
+    >>> equations.n_samples
+    1000
+    """
+    X = known_rows(check_rows(X))
+    aligned = [as_targets(row_array, X.chunks[0], X.shape[0]) for row_array in rows]
+    node = graph_node(node, f"kernelmaps-{type(node).__name__.lower()}")
+    map_node = None if feature_map is None else graph_node(
+        feature_map, f"kernelmaps-{type(feature_map).__name__.lower()}")
+    chunks = zip(X.to_delayed().ravel(), *(row_array.to_delayed().ravel() for row_array in aligned))
+    parts = [dask.delayed(_run_chunk, pure=True)(function, node, *chunk, map_node) for chunk in chunks]
+    while len(parts) > 1:
+        parts = [dask.delayed(_merge_parts, pure=True)(*parts[i:i + TREE_FAN_IN])
+                 for i in range(0, len(parts), TREE_FAN_IN)]
+    return parts[0].compute()
 
 
 def _without(learner, *attributes):
@@ -306,17 +366,8 @@ def fit_learner(learner, X, y, *, feature_map=None, classes=None, partial=False)
     elif learner.n_features_in_ != width:
         raise ValueError(f"X gives {width} features, but {type(learner).__name__} was fitted on "
                          f"{learner.n_features_in_}")
-    template = graph_node(_without(learner, "normal_equations_", "coef_", "intercept_"),
-                          f"kernelmaps-{type(learner).__name__.lower()}")
-    map_node = None if feature_map is None else graph_node(
-        feature_map, f"kernelmaps-{type(feature_map).__name__.lower()}")
-    parts = [dask.delayed(_chunk_equations, pure=True)(template, block, targets, map_node)
-             for block, targets in zip(X.to_delayed().ravel(), y.to_delayed().ravel())]
-    while len(parts) > 1:
-        parts = [dask.delayed(_merge_equations, pure=True)(*parts[i:i + TREE_FAN_IN])
-                 for i in range(0, len(parts), TREE_FAN_IN)]
-    equations = parts[0].compute()
-    learner.normal_equations_.merge(equations)
+    template = _without(learner, "normal_equations_", "coef_", "intercept_")
+    learner.normal_equations_.merge(map_reduce(_chunk_equations, template, X, y, feature_map=feature_map))
     return learner._solve()
 
 

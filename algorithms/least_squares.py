@@ -7,7 +7,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from ._core.base import classes_from_scores, one_vs_rest_code
 from ._core.sample_weights import class_row_weights
 from ._core.validation import check_positive, dask_support, is_dask_array
-from ._machines.least_squares import LeastSquaresBase, check_class_labels
+from ._machines.least_squares import LeastSquaresBase, check_class_labels, class_indices
 from ._solvers.normal_equations import NormalEquations  # noqa: F401  (its public home)
 
 __all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor"]
@@ -186,13 +186,7 @@ class LeastSquaresClassifier(ClassifierMixin, LeastSquaresBase):
 
     def _labels(self, y):
         """Indices of ``y`` in ``classes_``; an error for labels outside them."""
-        check_class_labels(y, "y")
-        labels = np.searchsorted(self.classes_, y)
-        known = self.classes_[np.minimum(labels, len(self.classes_) - 1)]
-        if np.any(labels >= len(self.classes_)) or np.any(known != y):
-            unknown = np.setdiff1d(np.unique(y), self.classes_)
-            raise ValueError(f"y has labels {unknown[:10].tolist()} outside classes {self.classes_.tolist()}")
-        return labels
+        return class_indices(self.classes_, y)
 
     def _row_weights(self, labels, sample_weight, partial=False):
         return class_row_weights(self.class_weight, self.classes_, labels, sample_weight, partial=partial)

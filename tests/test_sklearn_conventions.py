@@ -207,7 +207,8 @@ def test_non_finite_sparse_entries_are_rejected(name, bad, message, sparse_data)
 
 
 #: Learners that take sparse features as they are (random binning's output).
-SPARSE_LEARNERS = {"least_squares", "least_squares_regressor", "ecoc", "pegasos"}
+SPARSE_LEARNERS = {"least_squares", "least_squares_regressor", "least_squares_cv", "least_squares_regressor_cv", "ecoc",
+                   "pegasos"}
 
 
 def test_learners_still_refuse_sparse_input(sparse_data):

@@ -59,6 +59,36 @@ def check_class_labels(values, name):
                          "(a classifier cannot fit a regression target of continuous values)")
 
 
+def class_indices(classes, y):
+    """Indices of the labels ``y`` in the sorted ``classes``; an error for labels outside them."""
+    check_class_labels(y, "y")
+    labels = np.searchsorted(classes, y)
+    known = classes[np.minimum(labels, len(classes) - 1)]
+    if np.any(labels >= len(classes)) or np.any(known != y):
+        unknown = np.setdiff1d(np.unique(y), classes)
+        raise ValueError(f"y has labels {unknown[:10].tolist()} outside classes {classes.tolist()}")
+    return labels
+
+
+def validate_rows(learner, Z, y, reset, feature_map, **validation):
+    """Validated ``(Z, y)`` of a learner on features; with a map, ``Z`` are its inputs and
+    the learner's ``n_features_in_`` is the map's width.
+
+    ``validation`` is passed to :func:`~kernelmaps._core.validation.check_input`
+    (the targets' checks, e.g. ``multi_output``).
+    """
+    if feature_map is None:
+        return check_input(learner, Z, y, reset=reset, accept_sparse=True, **validation)
+    feature_map = check_feature_map(feature_map)
+    X, y = check_input(feature_map, Z, y, reset=False, accept_sparse=True, **validation)
+    if reset:
+        learner.n_features_in_ = feature_map.n_components_
+    elif learner.n_features_in_ != feature_map.n_components_:
+        raise ValueError(f"feature_map gives {feature_map.n_components_} features, but "
+                         f"{type(learner).__name__} was fitted on {learner.n_features_in_}")
+    return X, y
+
+
 def _refuse_dask_weights(learner, sample_weight):
     """Dask input accumulates chunks on the workers, with no weights beside them."""
     if sample_weight is not None:
@@ -201,19 +231,7 @@ class LeastSquaresBase(RegisteredEstimator, BaseEstimator):
         return self
 
     def _validate_rows(self, Z, y, reset, feature_map):
-        """Validated ``(Z, y)``; with a map, ``Z`` are its inputs and the learner's
-        ``n_features_in_`` is the map's width."""
-        kwargs = self._y_validation
-        if feature_map is None:
-            return check_input(self, Z, y, reset=reset, accept_sparse=True, **kwargs)
-        feature_map = check_feature_map(feature_map)
-        X, y = check_input(feature_map, Z, y, reset=False, accept_sparse=True, **kwargs)
-        if reset:
-            self.n_features_in_ = feature_map.n_components_
-        elif self.n_features_in_ != feature_map.n_components_:
-            raise ValueError(f"feature_map gives {feature_map.n_components_} features, but "
-                             f"{type(self).__name__} was fitted on {self.n_features_in_}")
-        return X, y
+        return validate_rows(self, Z, y, reset, feature_map, **self._y_validation)
 
     def merge(self, other):
         """Add the rows another partial fit has seen, then re-solve (the map-reduce step).
