@@ -17,6 +17,7 @@ import scipy.sparse as sp
 
 from .._core.parallel import block_rows
 from .exact import exact_kernel
+from .frames import SHIFT_INVARIANT
 from .names import KERNELS, canonical_kernel, check_kernel_params
 
 #: Largest ``max |K - K^T|`` a precomputed float64 Gram matrix may have, relative to ``max |K|``.
@@ -24,6 +25,9 @@ SYMMETRY_RTOL = 1e-8
 #: A narrower float Gram matrix may have 64 units of its own round-off: a float32 one
 #: computed as ``K(X, X)`` is symmetric only to an ulp or so of each entry.
 SYMMETRY_ULPS = 64
+#: Rows of the Gram blocks whose diagonals :func:`gram_diagonal` reads: each
+#: costs this many kernel values per row, against the one it keeps.
+DIAGONAL_BLOCK_ROWS = 64
 
 
 def user_kernel_kind(kernel):
@@ -119,6 +123,34 @@ def gram(X, Y, kernel_params):
     if user_kernel_kind(kernel) == "callable":
         return callable_gram(kernel, X, Y)
     return exact_kernel(X, Y, **kernel_params)
+
+
+def gram_diagonal(X, kernel_params):
+    """``k(x_i, x_i)`` of each row, for :func:`kernelmaps.exact_kernel`'s keywords or a callable ``kernel``.
+
+    1 for the shift-invariant kernels; otherwise the diagonal of the Gram block of
+    each small block of rows with itself, so that an overflow or a callable's bad
+    output is reported as by :func:`gram`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._kernels.user import gram_diagonal
+    >>> X = np.array([[1.0, 2.0], [0.0, 0.0]])
+    >>> gram_diagonal(X, {"kernel": "polynomial", "gamma": 1.0, "degree": 2, "coef0": 1.0})
+    array([36.,  1.])
+    >>> gram_diagonal(X, {"kernel": lambda A, B: A @ B.T})
+    array([5., 0.])
+    """
+    kernel = kernel_params["kernel"]
+    X = as_dense(X)
+    if user_kernel_kind(kernel) is None and canonical_kernel(kernel, KERNELS) in SHIFT_INVARIANT:
+        return np.ones(X.shape[0])
+    out = np.empty(X.shape[0])
+    for start in range(0, X.shape[0], DIAGONAL_BLOCK_ROWS):
+        rows = X[start:start + DIAGONAL_BLOCK_ROWS]
+        out[start:start + rows.shape[0]] = np.diagonal(gram(rows, None, kernel_params))
+    return out
 
 
 def check_precomputed_columns(K, n_columns, what):
