@@ -95,7 +95,7 @@ from .._core.validation import FeatureOverflowError
 from .._numba.fastmath_arrays import all_finite
 from .arc_cosine import arc_cosine_gram, check_order
 from .blocks import KernelBlocks
-from .frames import check_non_negative, check_skewedness, skewed_log
+from .frames import SHIFT_INVARIANT, check_non_negative, check_skewedness, skewed_log
 from .matern import check_nu
 from .minhash import check_non_negative as check_sets_non_negative
 from .minhash import min_max_kernel, tanimoto_kernel
@@ -228,6 +228,38 @@ def _in_kernel_space(X, Y, kernel, skewedness, scales):
         X = (np.asarray(X, dtype=np.float64) * scales).astype(dtype)
         Y = X if same else (np.asarray(Y, dtype=np.float64) * scales).astype(dtype)
     return X, Y, kernel
+
+
+#: Rows of each block whose Gram matrix gives :func:`kernel_diagonal` its entries.
+DIAGONAL_BLOCK_ROWS = 64
+
+
+def kernel_diagonal(X, **kernel_params):
+    """``k(x_i, x_i)`` of each row of ``X``, for :func:`exact_kernel`'s keywords (a callable included).
+
+    1 for the shift-invariant kernels; otherwise the diagonal of the Gram block of
+    each small block of rows with itself, so that an overflow or a callable's bad
+    output is reported as by :func:`exact_kernel`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps._kernels.exact import kernel_diagonal
+    >>> X = np.array([[1.0, 2.0], [0.0, 0.0]])
+    >>> kernel_diagonal(X, kernel="polynomial", gamma=1.0, degree=2, coef0=1.0)
+    array([36.,  1.])
+    >>> kernel_diagonal(X, kernel=lambda A, B: A @ B.T)
+    array([5., 0.])
+    """
+    kernel = kernel_params.get("kernel", "gaussian")
+    X = _dense(X)
+    if not callable(kernel) and canonical_kernel(kernel, ALL_KERNELS) in SHIFT_INVARIANT:
+        return np.ones(X.shape[0])
+    out = np.empty(X.shape[0])
+    for start in range(0, X.shape[0], DIAGONAL_BLOCK_ROWS):
+        rows = X[start:start + DIAGONAL_BLOCK_ROWS]
+        out[start:start + rows.shape[0]] = np.diagonal(exact_kernel(rows, None, **kernel_params))
+    return out
 
 
 def _dense(A):

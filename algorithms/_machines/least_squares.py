@@ -1,5 +1,6 @@
 """What the least-squares learners share: the one-pass fit over row blocks, by the
-normal equations or by conjugate gradient, with optional sample weights."""
+normal equations or by conjugate gradient, with optional sample weights, and the
+regressor's Gaussian reading (Bayesian linear regression on the features)."""
 
 import warnings
 from typing import ClassVar
@@ -7,6 +8,7 @@ from typing import ClassVar
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, is_classifier
+from scipy.linalg import LinAlgWarning
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted
@@ -16,13 +18,18 @@ from .._core.parallel import block_rows
 from .._core.sample_weights import check_sample_weight, drop_zero_weights, refuse_balanced
 from .._core.sparse_map import SparseFeatureMap
 from .._core.validation import (check_choice, check_input, check_integer, check_positive, clear_fitted_state,
-                                dask_support, is_dask_array)
+                                dask_support, format_bytes, is_dask_array, user_stacklevel)
 from .._solvers.normal_equations import NormalEquations
 from .._solvers.sparse_ridge import SOLVERS, ridge_cg, select_solver
+from .gaussian_process import (GaussianPosteriorMixin, check_amplitude, fitted_amplitude, log_evidence,
+                               weight_space_log_det)
 
 #: Rows of features one mapped block holds while it is accumulated (``fit`` with a
 #: ``feature_map``): about this many bytes of float64 features per block.
 MAPPED_BLOCK_BYTES = 32 * 2**20
+#: A minimized objective below this fraction of the targets' sum of squares keeps
+#: fewer than 6 digits when the moments give it (``1e6`` machine epsilons).
+INEXACT_OBJECTIVE = 1e6 * np.finfo(np.float64).eps
 
 
 def _mapped_blocks(X, feature_map):
@@ -212,10 +219,16 @@ class LeastSquaresBase(RegisteredEstimator, BaseEstimator):
 
     def _solve(self):
         alpha = check_positive(self.alpha, "alpha", allow_zero=True)
-        self.coef_, self.intercept_ = self.normal_equations_.solve(alpha, self.fit_intercept)
+        solution = self.normal_equations_.solve_factored(alpha, self.fit_intercept)
+        self.coef_, self.intercept_ = solution.coef, solution.intercept
         # one direct solve: scikit-learn asks n_iter_ >= 1 of an estimator with max_iter
         self.solver_, self.n_iter_ = "normal", 1
+        self._keep_posterior(alpha, solution.factor, solution.objective, self.normal_equations_.n_samples)
         return self
+
+    def _keep_posterior(self, alpha, factor, objective, n_samples):
+        """Hook of a learner with a Gaussian reading: the factor of the solved system
+        (None after CG), each target's minimized objective and the number of rows."""
 
     def _solve_iteratively(self, Z, targets, sample_weight=None):
         _, tol, max_iter = self._solver_params()
@@ -226,7 +239,7 @@ class LeastSquaresBase(RegisteredEstimator, BaseEstimator):
             warnings.warn(f"{type(self).__name__} stopped at max_iter={max_iter}: the relative residual of "
                           f"conjugate gradient reached {result.residual:.3g} against tol={tol}; the "
                           "coefficients are its last iterate: raise max_iter or alpha, or tol",
-                          ConvergenceWarning, stacklevel=5)
+                          ConvergenceWarning, stacklevel=user_stacklevel())
         self.coef_, self.intercept_, self.n_iter_ = result.coef, result.intercept, result.n_iter
         return self
 
@@ -275,3 +288,91 @@ class LeastSquaresBase(RegisteredEstimator, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+class FeaturePosteriorMixin(GaussianPosteriorMixin):
+    """The Gaussian reading of a least-squares regressor: Bayesian linear regression on its features.
+
+    Weights ``w ~ N(0, s I)``, the intercept under a flat prior, noise
+    ``N(0, alpha s / w_i)``: the posterior mean is the ridge solution, and the
+    posterior of the latent ``f(x) = z(x) w + b`` comes from the factor ``L`` of
+    the centred system ``A = Z_c^T W Z_c + alpha I = L L^T`` that the normal
+    equations solve (:mod:`kernelmaps._machines.gaussian_process`, weight space).
+    """
+
+    def _solve(self):
+        # the last factor's memory is the next solve's D x D system
+        self.posterior_factor_ = None
+        return super()._solve()
+
+    def _solve_iteratively(self, Z, targets, sample_weight=None):
+        super()._solve_iteratively(Z, targets, sample_weight)
+        # CG keeps no moments: the objective from the residuals, exactly
+        residual = np.asarray(targets - (Z @ self.coef_ + self.intercept_))
+        squares = residual * residual if sample_weight is None else sample_weight[:, None] * residual * residual
+        objective = squares.sum(axis=0) + self.alpha * np.einsum("ij,ij->j", self.coef_, self.coef_)
+        self._keep_posterior(float(self.alpha), None, objective, Z.shape[0])
+        return self
+
+    def _keep_posterior(self, alpha, factor, objective, n_samples):
+        amplitude = check_amplitude(self.amplitude)
+        n_effective = n_samples - 1 if self.fit_intercept else n_samples
+        self._posterior_alpha = alpha
+        amplitudes = (fitted_amplitude(amplitude, objective / alpha, n_effective) if alpha > 0
+                      else np.full(objective.shape, np.nan))
+        self.amplitude_ = float(amplitudes[0]) if self._single_output() else amplitudes
+        self.noise_variance_ = alpha * self.amplitude_
+        self.posterior_factor_ = factor if alpha > 0 else None
+        self.log_marginal_likelihood_value_ = None
+        if self.posterior_factor_ is None or not np.all(np.isfinite(amplitudes)):
+            return
+        equations = self.normal_equations_
+        inexact = np.flatnonzero(objective < INEXACT_OBJECTIVE * equations.target_square)
+        if inexact.size:
+            warnings.warn(f"{type(self).__name__}: the minimized ridge objective of target(s) {inexact.tolist()} "
+                          f"is below {INEXACT_OBJECTIVE:.1e} of their sum of squares, so the one-pass moments give it "
+                          "to fewer than 6 digits, and with it amplitude_ and the evidence: raise alpha, or pass "
+                          "a float amplitude", LinAlgWarning, stacklevel=user_stacklevel())
+        log_det = weight_space_log_det(factor, alpha, n_effective,
+                                       equations.weight_sum if self.fit_intercept else None, equations.log_weight_sum)
+        self.log_marginal_likelihood_value_ = log_evidence(objective / alpha, log_det, n_effective, amplitudes)
+
+    def _posterior_unavailable(self, new_rows):
+        if self.solver_ == "cg":
+            need = format_bytes(2 * 8 * self.n_features_in_**2)
+            return ("solver_='cg' never forms Z^T Z + alpha I, whose Cholesky factor the posterior and the "
+                    f"evidence need: fit with solver='normal' (two D x D float64 matrices, {need})")
+        if self._posterior_alpha == 0:
+            return "alpha=0 is a flat prior on the weights (an infinite amplitude): give alpha > 0"
+        if self.posterior_factor_ is None:
+            return ("the normal equations are singular to working precision (alpha below the rounding of "
+                    "Z^T Z): raise alpha")
+        if not np.all(np.isfinite(self._amplitudes())):
+            return ("one row with an intercept leaves no degree of freedom to estimate amplitude='auto': give a "
+                    "float amplitude")
+        return None
+
+    def _posterior_input(self, Z):
+        if is_dask_array(Z):
+            raise TypeError(f"{type(self).__name__}: the posterior's std, covariance and samples take rows in "
+                            "memory, not a Dask array: compute a block of rows first")
+        return check_input(self, Z, reset=False, accept_sparse=True)
+
+    def _posterior_block(self, Z):
+        # the mean exactly as predict computes it
+        mean = Z @ self.coef_.astype(Z.dtype, copy=False) + self.intercept_.astype(Z.dtype, copy=False)
+        equations = self.normal_equations_
+        centre = equations.feature_sum / equations.weight_sum if self.fit_intercept else 0.0
+        dense = Z.toarray() if sp.issparse(Z) else Z
+        return np.asarray(mean), (np.asarray(dense, dtype=np.float64) - centre).T
+
+    def _posterior_prior(self, Z, full):
+        # the flat-prior intercept's variance, alpha s / sum(w), in units of s
+        variance = self._posterior_alpha / self.normal_equations_.weight_sum if self.fit_intercept else 0.0
+        return np.full((Z.shape[0],) * (2 if full else 1), variance)
+
+    def _posterior_coefficient(self):
+        return self._posterior_alpha
+
+    def _single_output(self):
+        return self.n_targets_ == 1 and not getattr(self, "_column_target", False)

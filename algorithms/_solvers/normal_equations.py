@@ -1,6 +1,7 @@
 """Ridge least squares by its normal equations, accumulated in one pass over row blocks."""
 
 import warnings
+from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.linalg
@@ -122,12 +123,14 @@ def _sparse_row_blocks(Z):
         start = stop
 
 
-def solve_semidefinite(system, B):
+def solve_semidefinite(system, B, return_factor=False):
     """``(X, rank)``: the minimum-norm solution of ``A X = B``, ``A = system()`` symmetric positive semi-definite.
 
     ``rank`` is None when ``A`` is positive definite to working precision: LAPACK's
     Cholesky ``potrf`` factors it and ``pocon`` estimates a reciprocal condition
     number of at least the machine epsilon (scipy's ``solve`` warns below it).
+    With ``return_factor``, ``(X, rank, L)``: the lower Cholesky factor ``L`` of
+    ``A = L L^T`` in that case, None otherwise.
     Otherwise ``rank`` is the numerical rank ``r`` found by the pivoted Cholesky
     factorization ``P^T A P = U^T U`` (LAPACK's ``pstrf``), which stops where the
     largest remaining diagonal entry falls below ``n eps max(diag(A))``; with the
@@ -156,17 +159,35 @@ def solve_semidefinite(system, B):
     factor, info = lapack.dpotrf(A.T, lower=0, overwrite_a=1, clean=1)
     if info == 0 and lapack.dpocon(factor, norm)[0] >= np.finfo(np.float64).eps:
         X, info = lapack.dpotrs(factor, B)
-        return X, None
+        # the upper factor U of A = U^T U, Fortran-ordered: its transpose is a C-ordered lower L
+        return (X, None, factor.T) if return_factor else (X, None)
     del A, factor
     factor, pivots, rank, info = lapack.dpstrf(system().T, lower=0, overwrite_a=1)
     if info < 0 or rank == 0:
-        return np.zeros_like(B), 0
-    Q, R = scipy.linalg.qr(np.triu(factor[:rank]).T, mode="economic", check_finite=False)
-    inner = scipy.linalg.solve_triangular(R, Q.T @ B[pivots - 1], check_finite=False)
-    inner = scipy.linalg.solve_triangular(R, inner, trans="T", check_finite=False)
-    X = np.empty_like(B)
-    X[pivots - 1] = Q @ inner
-    return X, rank
+        X = np.zeros_like(B)
+    else:
+        Q, R = scipy.linalg.qr(np.triu(factor[:rank]).T, mode="economic", check_finite=False)
+        inner = scipy.linalg.solve_triangular(R, Q.T @ B[pivots - 1], check_finite=False)
+        inner = scipy.linalg.solve_triangular(R, inner, trans="T", check_finite=False)
+        X = np.empty_like(B)
+        X[pivots - 1] = Q @ inner
+    rank = 0 if info < 0 else rank
+    return (X, rank, None) if return_factor else (X, rank)
+
+
+class RidgeSolution(NamedTuple):
+    """What :meth:`NormalEquations.solve_factored` returns."""
+
+    #: ndarray of shape (n_features, n_targets)
+    coef: np.ndarray
+    #: ndarray of shape (n_targets,): zeros without an intercept
+    intercept: np.ndarray
+    #: lower Cholesky factor ``L`` of the solved (centred) system ``A = L L^T``, ``(n_features, n_features)``;
+    #: None when it is singular to working precision
+    factor: Optional[np.ndarray]
+    #: ndarray of shape (n_targets,): the minimized ``sum_i w_i (z_i w + b - t_i)^2 + alpha |w|^2``
+    #: of each target, from the moments (``t_c^T W t_c - w^T Z_c^T W t_c``), at least 0
+    objective: np.ndarray
 
 
 class NormalEquations:
@@ -193,10 +214,15 @@ class NormalEquations:
         ``Z^T W T``.
     feature_sum, target_sum : ndarray of shape (n_features,) and (n_targets,)
         ``Z^T w`` and ``T^T w``.
+    target_square : ndarray of shape (n_targets,)
+        ``sum_i w_i t_i^2`` of each target.
     n_samples : int
         Rows accumulated.
     weight_sum : float
         Their total weight (``n_samples`` without sample weights).
+    log_weight_sum : float
+        ``sum_i log w_i`` over the rows of positive weight (0 without sample
+        weights): the Gaussian reading's noise variances are ``sigma^2 / w_i``.
 
     Examples
     --------
@@ -230,8 +256,10 @@ class NormalEquations:
         self.cross = np.zeros((n_features, n_targets))
         self.feature_sum = np.zeros(n_features)
         self.target_sum = np.zeros(n_targets)
+        self.target_square = np.zeros(n_targets)
         self.n_samples = 0
         self.weight_sum = 0.0
+        self.log_weight_sum = 0.0
 
     # an overflow is reported by solve, by its cause, rather than as RuntimeWarnings here
     @np.errstate(over="ignore", invalid="ignore")
@@ -256,6 +284,7 @@ class NormalEquations:
                 raise ValueError(f"sample_weight has {w.shape[0]} entries for a block of {Z64.shape[0]} rows")
             if w.size:
                 self.largest_weight = max(self.largest_weight or 0.0, float(w.max()))
+                self.log_weight_sum += float(np.sum(np.log(w[w > 0])))
         values = Z64.data if sparse else Z64
         if values.size:
             # only for the overflow message: max and -min need no |Z| copy
@@ -280,13 +309,16 @@ class NormalEquations:
             if w is None:
                 self.cross += Z64.T @ T
                 self.target_sum += T.sum(axis=0)
+                self.target_square += np.einsum("ij,ij->j", T, T)
             else:
                 self.cross += Z64.T @ (w[:, None] * T)
                 self.target_sum += w @ T
+                self.target_square += np.einsum("i,ij,ij->j", w, T, T)
         else:
             counts = np.bincount(labels, weights=w, minlength=code.shape[0]).astype(np.float64)
             self.cross += class_sums(Z64, labels, code.shape[0], w).T @ code
             self.target_sum += counts @ code
+            self.target_square += counts @ (code * code)
 
     def merge(self, other):
         """Add the rows another accumulator has seen (the map-reduce step).
@@ -317,8 +349,10 @@ class NormalEquations:
         self.cross += other.cross
         self.feature_sum += other.feature_sum
         self.target_sum += other.target_sum
+        self.target_square += other.target_square
         self.n_samples += other.n_samples
         self.weight_sum += other.weight_sum
+        self.log_weight_sum += other.log_weight_sum
         self.largest_feature = max(self.largest_feature, other.largest_feature)
         if other.largest_weight is not None:
             self.largest_weight = max(self.largest_weight or 0.0, other.largest_weight)
@@ -332,6 +366,21 @@ class NormalEquations:
         gets its minimum-norm solution (:func:`solve_semidefinite`) and a
         ``LinAlgWarning`` that names its numerical rank.
         """
+        solution = self.solve_factored(alpha, fit_intercept)
+        return solution.coef, solution.intercept
+
+    def solve_factored(self, alpha, fit_intercept=True):
+        """:meth:`solve`, with the Cholesky factor of the system and the minimized objective.
+
+        The factor is that of ``Z_c^T W Z_c + alpha I`` (``Z^T W Z + alpha I``
+        without an intercept), which the solve computes anyway; the objective is
+        ``t_c^T W t_c - coef^T Z_c^T W t_c``, which loses the digits of its ratio
+        to ``sum_i w_i t_i^2`` (the one pass keeps no residuals).
+
+        Returns
+        -------
+        RidgeSolution
+        """
         if self.n_samples == 0:
             raise ValueError("no samples were accumulated")
         n = self.weight_sum
@@ -343,19 +392,21 @@ class NormalEquations:
             mean_z = self.feature_sum / n
             mean_t = self.target_sum / n
             B = self.cross - n * np.outer(mean_z, mean_t)
+            spread = self.target_square - n * mean_t**2
         else:
-            B = self.cross
+            B, spread = self.cross, self.target_square
 
         def system():
             A = self.gram - n * np.outer(mean_z, mean_z) if fit_intercept else self.gram.copy()
             A[np.diag_indices_from(A)] += alpha
             return A
 
-        coef, rank = solve_semidefinite(system, np.array(B, dtype=np.float64, order="F"))
+        coef, rank, factor = solve_semidefinite(system, np.array(B, dtype=np.float64, order="F"), True)
         if rank is not None:
             self._warn_singular(alpha, rank)
         intercept = mean_t - mean_z @ coef if fit_intercept else np.zeros(B.shape[1])
-        return coef, intercept
+        objective = np.maximum(spread - np.einsum("ij,ij->j", coef, B), 0.0)
+        return RidgeSolution(coef, intercept, factor, objective)
 
     def _warn_singular(self, alpha, rank):
         largest = float(np.max(np.diagonal(self.gram), initial=0.0))
