@@ -67,7 +67,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._core.validation import check_fits_in_memory, check_integer, clear_fitted_state, is_dask_array
-from ._machines.dask_support import align_rows, as_targets, check_rows, graph_node, known_rows, serial
+from ._machines.dask_support import align_rows, as_targets, check_rows, graph_node, known_rows, serial, tree_sum
 
 __all__ = ["FIT_SAMPLE_ROWS", "TREE_FAN_IN", "FeatureChunksWarning", "fit", "fit_learner", "predict_lazily",
            "sample_rows", "transform"]
@@ -233,14 +233,6 @@ def _chunk_equations(template, block, targets, feature_map):
     return equations
 
 
-def _merge_equations(*parts):
-    """The reduce step: one accumulator of all the parts' rows."""
-    total = parts[0]
-    for part in parts[1:]:
-        total.merge(part)
-    return total
-
-
 def _without(learner, *attributes):
     """A shallow copy of ``learner`` without ``attributes``: what its tasks need to be sent
     (parameters, classes, code), without the ``D x D`` accumulator."""
@@ -312,10 +304,7 @@ def fit_learner(learner, X, y, *, feature_map=None, classes=None, partial=False)
         feature_map, f"kernelmaps-{type(feature_map).__name__.lower()}")
     parts = [dask.delayed(_chunk_equations, pure=True)(template, block, targets, map_node)
              for block, targets in zip(X.to_delayed().ravel(), y.to_delayed().ravel())]
-    while len(parts) > 1:
-        parts = [dask.delayed(_merge_equations, pure=True)(*parts[i:i + TREE_FAN_IN])
-                 for i in range(0, len(parts), TREE_FAN_IN)]
-    equations = parts[0].compute()
+    equations = tree_sum(parts, TREE_FAN_IN).compute()
     learner.normal_equations_.merge(equations)
     return learner._solve()
 
