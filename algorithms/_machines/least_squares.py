@@ -16,7 +16,7 @@ from .._core.parallel import block_rows
 from .._core.sample_weights import check_sample_weight, drop_zero_weights, refuse_balanced
 from .._core.sparse_map import SparseFeatureMap
 from .._core.validation import (check_choice, check_input, check_integer, check_positive, clear_fitted_state,
-                                dask_support, is_dask_array)
+                                dask_support, is_dask_array, user_stacklevel)
 from .._solvers.normal_equations import NormalEquations
 from .._solvers.sparse_ridge import SOLVERS, ridge_cg, select_solver
 
@@ -196,7 +196,7 @@ class LeastSquaresBase(RegisteredEstimator, BaseEstimator):
             warnings.warn(f"{type(self).__name__} stopped at max_iter={max_iter}: the relative residual of "
                           f"conjugate gradient reached {result.residual:.3g} against tol={tol}; the "
                           "coefficients are its last iterate: raise max_iter or alpha, or tol",
-                          ConvergenceWarning, stacklevel=5)
+                          ConvergenceWarning, stacklevel=user_stacklevel())
         self.coef_, self.intercept_, self.n_iter_ = result.coef, result.intercept, result.n_iter
         return self
 
