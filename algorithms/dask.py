@@ -14,9 +14,9 @@ and on a cluster:
 * ``LeastSquaresClassifier``, ``LeastSquaresRegressor`` and ``ECOCClassifier``
   fit on a Dask array of features, or of inputs plus ``feature_map=``. Each
   chunk's task accumulates its ``Z^T Z`` and ``Z^T Y``
-  (:class:`kernelmaps.least_squares.NormalEquations`; with a map, mapping and
+  (:class:`kernelmaps.NormalEquations`; with a map, mapping and
   accumulating one block at a time, so that no task holds more than a block of
-  features), a tree of :meth:`~kernelmaps.least_squares.NormalEquations.merge`
+  features), a tree of :meth:`~kernelmaps.NormalEquations.merge`
   tasks sums them, and the ``D x D`` system is solved once, on the client
   (:func:`fit_learner`). ``predict`` and ``decision_function`` are lazy
   (:func:`predict_lazily`).

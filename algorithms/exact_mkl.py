@@ -30,9 +30,6 @@ from ._kernels.exact import exact_kernel
 from ._machines.groups import kernel_columns, warn_constant_model
 from ._solvers.l1_mkl import l1_mkl_alpha_max, solve_l1_mkl
 
-# The solver was defined in this module: its result type stays importable from it.
-from ._solvers.l1_mkl import MKLSolution  # noqa: F401
-
 __all__ = ["ExactMKLClassifier", "ExactMKLRegressor"]
 
 #: Largest training set :class:`ExactMKLRegressor` and :class:`ExactMKLClassifier`

@@ -8,7 +8,9 @@ from ._core.base import classes_from_scores, one_vs_rest_code
 from ._core.sample_weights import class_row_weights
 from ._core.validation import check_positive, dask_support, is_dask_array
 from ._machines.least_squares import LeastSquaresBase, check_class_labels
-from ._solvers.normal_equations import NormalEquations  # noqa: F401  (its public home)
+# Not for import (its public name is kernelmaps.NormalEquations): pickles of LeastSquares* written by
+# the versions that defined the class in this module name it by this path, and unpickling looks it up here.
+from ._solvers.normal_equations import NormalEquations  # noqa: F401
 
 __all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor"]
 

@@ -247,7 +247,7 @@ def solve_group_lasso(F, y, bounds, alpha, *, loss="squared", epsilon=0.1, sharp
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.group_lasso_mkl import solve_group_lasso
+    >>> from kernelmaps._solvers.group_lasso import solve_group_lasso
     >>> rng = np.random.default_rng(0)
     >>> F = rng.standard_normal((200, 6))
     >>> y = F[:, 0] - F[:, 1] + 0.1 * rng.standard_normal(200)
