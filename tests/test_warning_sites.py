@@ -90,7 +90,8 @@ CASES = {
     "FISTA stop (group lasso base)": (_fista_stops_early, ConvergenceWarning),
     "constant model (group lasso through groups)": (_group_lasso_constant_model, UserWarning),
     "CG stop (least squares base)": (_least_squares_cg_stops_early, ConvergenceWarning),
-    "feature chunks (Dask transform, through the set_output wrapper)": (_dask_transform_rejoins_feature_chunks, UserWarning),
+    "feature chunks (Dask transform, through the set_output wrapper)": (_dask_transform_rejoins_feature_chunks,
+                                                                        UserWarning),
     "feature chunks (Dask one-pass learner)": (_dask_learner_rejoins_feature_chunks, UserWarning),
 }
 

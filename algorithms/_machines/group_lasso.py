@@ -66,7 +66,8 @@ class GroupLassoFitMixin:
         if not result.converged:
             warnings.warn(f"FISTA stopped at max_iter={self._max_iter} (alpha={alpha:.4g}): its "
                           f"relative gradient mapping reached {result.residual:.3g} against "
-                          f"tol={self.tol}; raise max_iter or tol", ConvergenceWarning, stacklevel=user_stacklevel())
+                          f"tol={self.tol}; raise max_iter or tol", ConvergenceWarning,
+                          stacklevel=user_stacklevel())
         self.alpha_ = alpha
         self.n_iter_ = result.n_iter
         self.objective_history_ = np.asarray(result.objective_history)

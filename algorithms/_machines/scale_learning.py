@@ -31,7 +31,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.base import RegisteredEstimator, classes_from_scores
 from .._core.targets import OneVsRestFitMixin, RegressionFitMixin
-from .._core.validation import check_bool, check_fraction, check_input, check_integer, check_positive, user_stacklevel
+from .._core.validation import (check_bool, check_fraction, check_input, check_integer, check_positive,
+                                user_stacklevel)
 
 #: Factors of the heuristic scales tried before L-BFGS starts (one objective
 #: evaluation each): the descent starts from the best.

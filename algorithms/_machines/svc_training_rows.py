@@ -49,5 +49,5 @@ class TrainingRows(NamedTuple):
         return TrainingRows(self.rows[rows], self.kernel_params)
 
     def kernel_between(self, test, train):
-        """``K(x_test, x_train)`` of the training rows ``test`` and ``train``, by :func:`kernelmaps.exact_kernel`."""
+        """``K(x_test, x_train)`` of the training rows ``test`` and ``train``: :func:`kernelmaps.exact_kernel`."""
         return exact_kernel(self.rows[test], self.rows[train], **self.kernel_params)
