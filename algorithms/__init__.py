@@ -26,7 +26,7 @@ from ._kernels.exact import exact_kernel
 from ._kernels.names import KERNELS  # noqa: F401
 from ._core.metrics import kernel_mse, nrmse, relative_frobenius_error
 from ._core.sparse_map import SparseFeatureMap  # noqa: F401  (the extension API for sparse output)
-from ._solvers.normal_equations import NormalEquations
+from ._solvers.normal_equations import NormalEquations  # noqa: F401  (the accumulator partial fits and Dask merge)
 from ._kernels.minhash import min_max_kernel, tanimoto_kernel
 from .arc_cosine import arc_cosine_kernel
 
@@ -43,7 +43,6 @@ __all__ = [
     "fwht",
     "kernel_mse",
     "min_max_kernel",
-    "NormalEquations",
     "nrmse",
     "relative_frobenius_error",
     "resolve_gamma",
