@@ -7,8 +7,9 @@ therefore takes one new file.
 
 The public names are the estimators, the registry :data:`ALGORITHMS`, the fast
 Walsh-Hadamard transform :func:`fwht`, :func:`exact_kernel`,
-:func:`resolve_gamma`, the metrics and :mod:`kernelmaps.datasets`. The Numba
-kernels are private.
+:func:`resolve_gamma`, the metrics, the least-squares accumulator
+:class:`NormalEquations` (what the one-pass and Dask fits merge) and
+:mod:`kernelmaps.datasets`. The Numba kernels are private.
 """
 
 import importlib
@@ -25,6 +26,7 @@ from ._kernels.exact import exact_kernel
 from ._kernels.names import KERNELS  # noqa: F401
 from ._core.metrics import kernel_mse, nrmse, relative_frobenius_error
 from ._core.sparse_map import SparseFeatureMap  # noqa: F401  (the extension API for sparse output)
+from ._solvers.normal_equations import NormalEquations  # noqa: F401  (the accumulator partial fits and Dask merge)
 from ._kernels.minhash import min_max_kernel, tanimoto_kernel
 from .arc_cosine import arc_cosine_kernel
 

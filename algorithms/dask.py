@@ -14,9 +14,9 @@ and on a cluster:
 * ``LeastSquaresClassifier``, ``LeastSquaresRegressor`` and ``ECOCClassifier``
   fit on a Dask array of features, or of inputs plus ``feature_map=``. Each
   chunk's task accumulates its ``Z^T Z`` and ``Z^T Y``
-  (:class:`kernelmaps.least_squares.NormalEquations`; with a map, mapping and
+  (:class:`kernelmaps.NormalEquations`; with a map, mapping and
   accumulating one block at a time, so that no task holds more than a block of
-  features), a tree of :meth:`~kernelmaps.least_squares.NormalEquations.merge`
+  features), a tree of :meth:`~kernelmaps.NormalEquations.merge`
   tasks sums them, and the ``D x D`` system is solved once, on the client
   (:func:`fit_learner`). ``predict`` and ``decision_function`` are lazy
   (:func:`predict_lazily`).
@@ -67,7 +67,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._core.validation import check_fits_in_memory, check_integer, clear_fitted_state, is_dask_array
-from ._machines.dask_support import align_rows, as_targets, check_rows, graph_node, known_rows, serial
+from ._machines.dask_support import align_rows, as_targets, check_rows, graph_node, known_rows, serial, tree_sum
 
 __all__ = ["FIT_SAMPLE_ROWS", "TREE_FAN_IN", "FeatureChunksWarning", "fit", "fit_learner", "map_reduce",
            "predict_lazily", "sample_rows", "transform"]
@@ -231,14 +231,6 @@ def _chunk_equations(template, block, targets, feature_map):
     return template._accumulate(equations, block, template._block_targets(targets), feature_map)
 
 
-def _merge_parts(*parts):
-    """The reduce step: the first part, with every other part's rows merged into it."""
-    total = parts[0]
-    for part in parts[1:]:
-        total.merge(part)
-    return total
-
-
 def _run_chunk(function, node, block, *row_chunks):
     with serial():
         return function(node, block, *row_chunks)
@@ -278,7 +270,7 @@ def map_reduce(function, node, X, *rows, feature_map=None):
     >>> import dask.array as da
     >>> import numpy as np
     >>> from kernelmaps.dask import map_reduce
-    >>> from kernelmaps.least_squares import NormalEquations
+    >>> from kernelmaps import NormalEquations
     >>> def moments(width, chunk, targets, feature_map):
     ...     equations = NormalEquations(width, 1)
     ...     equations.add(chunk, targets)
@@ -295,10 +287,7 @@ def map_reduce(function, node, X, *rows, feature_map=None):
         feature_map, f"kernelmaps-{type(feature_map).__name__.lower()}")
     chunks = zip(X.to_delayed().ravel(), *(row_array.to_delayed().ravel() for row_array in aligned))
     parts = [dask.delayed(_run_chunk, pure=True)(function, node, *chunk, map_node) for chunk in chunks]
-    while len(parts) > 1:
-        parts = [dask.delayed(_merge_parts, pure=True)(*parts[i:i + TREE_FAN_IN])
-                 for i in range(0, len(parts), TREE_FAN_IN)]
-    return parts[0].compute()
+    return tree_sum(parts, TREE_FAN_IN).compute()
 
 
 def _without(learner, *attributes):

@@ -85,7 +85,7 @@ class ECOCClassifier(LeastSquaresClassifier):
     regressors are ridge least squares that share one Hessian
     ``Z^T Z + alpha I``; it is accumulated together with the right-hand sides
     ``Z^T Y_code`` in a single pass over row blocks without forming the target
-    matrix (:class:`kernelmaps.least_squares.NormalEquations`), so the fit also
+    matrix (:class:`kernelmaps.NormalEquations`), so the fit also
     runs out of core through :meth:`partial_fit`. A point goes to the class of the
     nearest codeword: by Hamming distance between the codewords and the signs of
     the ``c`` outputs (the paper's Figure 4; ties broken by the Euclidean

@@ -24,14 +24,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._core.base import RegisteredEstimator, classes_from_scores
 from ._core.targets import OneVsRestFitMixin, RegressionFitMixin
-from ._core.validation import check_fits_in_memory, check_input, check_integer, check_positive
+from ._core.validation import check_fits_in_memory, check_input, check_integer, check_positive, user_stacklevel
 from ._kernels.bandwidth import GAMMA_SAMPLE_SEED, resolve_gamma
 from ._kernels.exact import exact_kernel
 from ._machines.groups import kernel_columns, warn_constant_model
 from ._solvers.l1_mkl import l1_mkl_alpha_max, solve_l1_mkl
-
-# The solver was defined in this module: its result type stays importable from it.
-from ._solvers.l1_mkl import MKLSolution  # noqa: F401
 
 __all__ = ["ExactMKLClassifier", "ExactMKLRegressor"]
 
@@ -108,7 +105,7 @@ class _ExactMKLBase(RegisteredEstimator, BaseEstimator):
                         else f"{solution.n_iter} iterations (no further descent in floating point)")
                 warnings.warn(f"{type(self).__name__} stopped after {what}{problem}: its largest "
                               f"KKT violation reached {solution.kkt_violation:.3g} against tol={tol}; "
-                              "raise max_iter or tol", ConvergenceWarning, stacklevel=4)
+                              "raise max_iter or tol", ConvergenceWarning, stacklevel=user_stacklevel())
             solutions.append(solution)
         self.alpha_ = alphas[0] if T.shape[1] == 1 else np.array(alphas)
         return solutions

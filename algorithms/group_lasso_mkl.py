@@ -23,12 +23,6 @@ from ._core.validation import check_choice, check_fraction, check_input, check_i
 from ._machines.group_lasso import GroupLassoFitMixin
 from ._solvers.group_lasso_losses import Loss
 
-# The solvers were defined in this module: their public names stay importable from it.
-from ._solvers.fista import FistaResult, fista, group_soft_threshold, lipschitz_estimate  # noqa: F401
-from ._solvers.group_lasso import (GroupLassoSolution, group_lasso_objective,  # noqa: F401
-                                   solve_group_lasso)
-from ._solvers.group_lasso_losses import LOSS_CODES  # noqa: F401
-
 __all__ = ["GroupLassoMKL", "GroupLassoMKLClassifier", "GroupLassoMKLRegressor"]
 
 _PAPER = ("Băzăvan, Li & Sminchisescu, Learning random kernel approximations for object "

@@ -16,6 +16,7 @@ from ._solvers.platt import class_probabilities, fit_sigmoids
 from ._solvers.svm_dual import Solver
 from ._machines.svc_params import (N_FOLDS, Model, check_fit_memory, check_svc_params, decision_values, label,
                                    one_vs_one_vote)
+from ._machines.svc_training_rows import TrainingGram, TrainingRows
 from ._kernels.user import callable_gram, check_precomputed_columns, check_square_gram, user_kernel_kind
 from ._core.validation import check_input, clear_fitted_state
 from ._core.sample_weights import box_constraints, svm_row_weights
@@ -288,12 +289,15 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
             resolve_gamma(self.gamma, X, params.kernel, np.random.RandomState(GAMMA_SAMPLE_SEED))
         X64 = np.ascontiguousarray(X, dtype=np.float64)
         # a user's kernel is solved on its Gram matrix (the rows of the solver's kernel columns)
-        gram = {"precomputed": X64, "callable": None}.get(params.kernel, False)
-        if gram is None:
-            gram = callable_gram(self.kernel, X64)
+        if params.kernel == "precomputed":
+            training = TrainingGram(X64)
+        elif params.kernel == "callable":
+            training = TrainingGram(callable_gram(self.kernel, X64))
+        else:
+            training = TrainingRows(X64, self._kernel_params())
         self.bias_ = 1.0 if self.fit_intercept else 0.0
         self.selection_ = params.selection
-        model = self._train(X64 if gram is False else gram, labels, box, params)
+        model = self._train(training.solver_rows, labels, box, params)
         self.pairs_ = model.pairs
         self.n_iter_ = model.n_iter
         support = np.flatnonzero(np.any(model.dual != 0, axis=0))
@@ -303,7 +307,7 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
         self.intercept_ = model.intercept
         del model  # its duals are not held through the cross-validation (see check_fit_memory)
         if params.probability:
-            scores = self._cross_validated_scores(X64, gram, labels, box, params)
+            scores = self._cross_validated_scores(training, labels, box, params)
             self.probA_, self.probB_ = fit_sigmoids(scores, labels, self.pairs_, len(self.classes_))
         return self
 
@@ -350,28 +354,28 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
                 f"cross-validation, which needs {N_FOLDS} rows (of positive weight) per class; class "
                 f"{label(self.classes_[fewest])} has {counts[fewest]}: use probability=False or more rows")
 
-    def _cross_validated_scores(self, X64, gram, labels, box, params):
+    def _cross_validated_scores(self, training, labels, box, params):
         """Held-out decision values of every binary problem, by stratified ``N_FOLDS``-fold cross-validation.
 
-        ``gram`` is the training rows' Gram matrix for a user's kernel, else False.
+        ``training`` is a :class:`~kernelmaps._machines.svc_training_rows.TrainingGram` or
+        :class:`~kernelmaps._machines.svc_training_rows.TrainingRows`.
         """
         folds = StratifiedKFold(N_FOLDS, shuffle=True, random_state=check_random_state(self.random_state))
         scores = None
-        for train, test in folds.split(X64, labels):
-            fold_scores = self._fold_scores(X64, gram, labels, box, params, train, test)
+        for train, test in folds.split(np.zeros(len(labels)), labels):
+            fold_scores = self._fold_scores(training, labels, box, params, train, test)
             if scores is None:
                 scores = np.empty((len(labels), fold_scores.shape[1]))
             scores[test] = fold_scores
         return scores
 
-    def _fold_scores(self, X64, gram, labels, box, params, train, test):
+    def _fold_scores(self, training, labels, box, params, train, test):
         """The decision values on the rows ``test`` of the problems trained on the rows ``train``
         (a function of its own, so that a fold's duals are released before the next fold trains)."""
-        rows = X64[train] if gram is False else gram[np.ix_(train, train)]
-        model = self._train(rows, labels[train], box if np.ndim(box) == 0 else box[train], params)
+        model = self._train(training.subset(train).solver_rows, labels[train],
+                            box if np.ndim(box) == 0 else box[train], params)
         support = np.flatnonzero(np.any(model.dual != 0, axis=0))
-        K = gram[np.ix_(test, train[support])] if gram is not False else \
-            exact_kernel(X64[test], X64[train][support], **self._kernel_params())
+        K = training.kernel_between(test, train[support])
         return decision_values(K, model.dual[:, support], model.intercept)
 
     def decision_function(self, X):

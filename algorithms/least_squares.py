@@ -9,7 +9,9 @@ from ._core.sample_weights import class_row_weights
 from ._core.validation import check_positive, dask_support, is_dask_array
 from ._machines.gaussian_process import check_amplitude
 from ._machines.least_squares import FeaturePosteriorMixin, LeastSquaresBase, check_class_labels, class_indices
-from ._solvers.normal_equations import NormalEquations  # noqa: F401  (its public home)
+# Not for import (its public name is kernelmaps.NormalEquations): pickles of LeastSquares* written by
+# the versions that defined the class in this module name it by this path, and unpickling looks it up here.
+from ._solvers.normal_equations import NormalEquations  # noqa: F401
 
 __all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor"]
 

@@ -170,11 +170,11 @@ class _NystroemRidgeBase(NystroemMachineBase):
             solution = nystroem_kernel_ridge(K, self._centre_gram(), T, self.lambda_, max_iter=self.max_iter,
                                              tol=self.tol, callback=callback)
         result = solution.cg
-        coef = solution.coef if state["best"] is None else state["best"]
+        coef = solution.coef if state.best_coef is None else state.best_coef
         self.coef_ = coef[:, 0] if np.ndim(T) == 1 else coef
         self.n_iter_ = result.n_iter
         self.residuals_ = result.residuals
-        self.validation_losses_ = np.asarray(state["losses"]) if X_val is not None else None
+        self.validation_losses_ = np.asarray(state.losses) if X_val is not None else None
         self.jitter_ = solution.preconditioner.jitter
         if not result.converged and result.n_iter >= self.max_iter:
             self._warn_not_converged("the relative residual of conjugate gradient", result.residuals[-1])

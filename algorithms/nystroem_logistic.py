@@ -176,15 +176,15 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
                                               fit_intercept=bool(self.fit_intercept),
                                               centre_rows=self.component_indices_, max_iter=self.max_iter,
                                               tol=self.tol, cg_max_iter=self.cg_max_iter, callback=callback)
-        best = state["best"] is not None
-        self.coef_ = state["best"] if best else result.coef
-        self.intercept_ = state["best_intercept"] if best else result.intercept
+        best = state.best_coef is not None
+        self.coef_ = state.best_coef if best else result.coef
+        self.intercept_ = state.best_intercept if best else result.intercept
         self.n_iter_ = result.n_iter
         self.cg_iterations_ = result.cg_iterations
         self.gradient_norms_ = result.gradient_norms
         self.objectives_ = result.objectives
         self.penalties_ = result.penalties
-        self.validation_losses_ = np.asarray(state["losses"]) if X_val is not None else None
+        self.validation_losses_ = np.asarray(state.losses) if X_val is not None else None
         if not result.converged and result.n_iter >= self.max_iter:
             self._warn_not_converged("the relative gradient norm of the Newton steps", result.gradient_norms[-1])
 

@@ -13,7 +13,7 @@ from ._numba.fastmath import FASTMATH
 from ._numba.fwht import fwht_row, next_power_of_two
 from ._kernels.names import canonical_kernel, check_degree
 from ._core.rows import densify_rows, product_into
-from ._core.validation import check_positive
+from ._core.validation import check_positive, user_stacklevel
 
 __all__ = ["RandomMaclaurin"]
 
@@ -334,7 +334,7 @@ class RandomMaclaurin(FeatureMap):
             warnings.warn(
                 f"n_components={self.n_components_} leaves no sampled feature after the {n_exact} exact "
                 f"constant and linear features of h01=True (n_features={d}): fitting with h01=False",
-                UserWarning, stacklevel=3)
+                UserWarning, stacklevel=user_stacklevel())
         if not self.h01_:
             n_exact = a0 = a1 = 0
         self.sqrt_a0_, self.sqrt_a1_ = math.sqrt(a0), math.sqrt(a1)

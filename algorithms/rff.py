@@ -134,19 +134,17 @@ class RandomFourierFeatures(CosineFeatureMap):
         check_choice(self.sampling, "sampling", SAMPLINGS)
         self.nu_ = check_nu(self.nu) if self._kernel_name() == "matern" else None
         super()._fit(X, rng)
-        # the Sobol' offsets replace the i.i.d. ones the skeleton drew after the frequencies
-        phases = self.__dict__.pop("_sobol_offsets", None)
-        if phases is not None:
-            self.random_offset_ = phases
 
     def _draw(self, n_features, n_frequencies, scale, rng):
         if self.sampling == "qmc":
-            self.random_weights_, self._sobol_offsets = draw_spectral_qmc(
+            # the offsets are one more coordinate of the Sobol' points (output='cos'), else None
+            self.random_weights_, sobol_offsets = draw_spectral_qmc(
                 self.kernel_, self.gamma_, n_features, n_frequencies, rng, nu=self.nu_,
                 offsets=self.output == "cos")
-        else:
-            self.random_weights_ = draw_spectral(self.kernel_, self.gamma_, (n_features, n_frequencies), rng,
-                                                 nu=self.nu_)
+            return sobol_offsets
+        self.random_weights_ = draw_spectral(self.kernel_, self.gamma_, (n_features, n_frequencies), rng,
+                                             nu=self.nu_)
+        return None
 
     def _kernel_params(self):
         params = super()._kernel_params()

@@ -104,7 +104,7 @@ def solver_problem(n_samples):
 
     from kernelmaps import GroupLassoMKLClassifier
     from kernelmaps.datasets import make_planted_groups
-    from kernelmaps.group_lasso_mkl import group_lasso_objective, solve_group_lasso
+    from kernelmaps._solvers.group_lasso import group_lasso_objective, solve_group_lasso
 
     X, y, groups, _ = make_planted_groups(n_samples, random_state=common.SEED)
     with warnings.catch_warnings():
@@ -125,7 +125,7 @@ def solver_problem(n_samples):
 def solve(solver, F, y, bounds, alpha):
     """``(coef, intercept)`` from one of the two solvers at its tolerance."""
     if solver == "kernelmaps":
-        from kernelmaps.group_lasso_mkl import solve_group_lasso
+        from kernelmaps._solvers.group_lasso import solve_group_lasso
 
         result = solve_group_lasso(F, y, bounds, alpha, tol=SOLVER_TOL[solver],
                                    max_iter=100000)
@@ -164,7 +164,7 @@ class GroupLassoSolver(common.Timing):
         solve(solver, *self.problem[:4])
 
     def track_objective_gap(self, problems, solver, n_samples):
-        from kernelmaps.group_lasso_mkl import group_lasso_objective
+        from kernelmaps._solvers.group_lasso import group_lasso_objective
 
         F, y, bounds, alpha, optimum = self.problem
         coef, intercept = solve(solver, F, y, bounds, alpha)

@@ -24,9 +24,8 @@ from sklearn.exceptions import NotFittedError  # noqa: E402
 
 import kernelmaps  # noqa: E402
 import kernelmaps.dask as kdask  # noqa: E402
-from kernelmaps import (ECOCClassifier, LeastSquaresClassifier, LeastSquaresRegressor, Nystroem,  # noqa: E402
-                        RandomFourierFeatures, SparseFeatureMap)
-from kernelmaps.least_squares import NormalEquations  # noqa: E402
+from kernelmaps import (ECOCClassifier, LeastSquaresClassifier, LeastSquaresRegressor, NormalEquations,  # noqa: E402
+                        Nystroem, RandomFourierFeatures, SparseFeatureMap)
 from registry import FEATURE_MAPS, domain, make  # noqa: E402
 
 #: Coefficients of the Dask path against the in-memory one: sums of the same rows

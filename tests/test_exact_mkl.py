@@ -13,7 +13,7 @@ import kernelmaps.exact_mkl as exact_mkl
 from kernelmaps import ExactMKLClassifier, ExactMKLRegressor, RandomFourierFeatures, exact_kernel
 from kernelmaps._solvers.l1_mkl import _L1MKLProblem
 from kernelmaps.datasets import make_planted_groups
-from kernelmaps.exact_mkl import solve_l1_mkl
+from kernelmaps._solvers.l1_mkl import solve_l1_mkl
 
 
 # ------------------------------------------------------------ NumPy references

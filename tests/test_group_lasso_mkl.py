@@ -12,11 +12,11 @@ from sklearn.exceptions import ConvergenceWarning
 from kernelmaps import (GroupLassoMKLClassifier, GroupLassoMKLRegressor,
                         RandomFourierFeatures)
 from kernelmaps._solvers import group_lasso
-from kernelmaps._solvers.group_lasso import _GramProducts, _Products
+from kernelmaps._solvers.fista import fista, group_soft_threshold, lipschitz_estimate
+from kernelmaps._solvers.group_lasso import _GramProducts, _Products, solve_group_lasso
 from kernelmaps._solvers.group_lasso_losses import Loss
+from kernelmaps._solvers.l1_mkl import solve_l1_mkl
 from kernelmaps.datasets import make_planted_groups
-from kernelmaps.exact_mkl import solve_l1_mkl
-from kernelmaps.group_lasso_mkl import fista, group_soft_threshold, lipschitz_estimate, solve_group_lasso
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 

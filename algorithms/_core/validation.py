@@ -230,7 +230,7 @@ def check_regression_targets(estimator, y, classifier):
         # scikit-learn's rule for an estimator of one target: take the column, and say so
         warnings.warn(f"{type(estimator).__name__} fits one target: a column-vector y of shape {y.shape} was "
                       "passed, and is used as its 1-D column; predictions are 1-D", DataConversionWarning,
-                      stacklevel=3)
+                      stacklevel=user_stacklevel())
         y = y[:, 0]
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D, got shape {y.shape}")
@@ -350,9 +350,18 @@ def user_stacklevel():
     # the folder of the whole package: this module sits in its _core/ subfolder
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
     frame, level = sys._getframe(1), 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+    while frame is not None and _inside_the_library(os.path.abspath(frame.f_code.co_filename), package):
         frame, level = frame.f_back, level + 1
     return level
+
+
+#: scikit-learn's ``set_output`` wrapper stands between the user's ``transform`` or
+#: ``fit_transform`` call and the estimator's own method: a frame of the call, not a caller.
+_SET_OUTPUT_WRAPPER = os.path.join("sklearn", "utils", "_set_output.py")
+
+
+def _inside_the_library(filename, package):
+    return filename.startswith(package) or filename.endswith(_SET_OUTPUT_WRAPPER)
 
 
 # -------------------------------------------------------------- fitted state

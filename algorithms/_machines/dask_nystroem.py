@@ -37,7 +37,7 @@ from .._core.validation import clear_fitted_state, is_dask_array
 from .._numba.fastmath_arrays import all_finite
 from .._solvers.kernel_operator import KernelOperator
 from ..dask import FIT_SAMPLE_ROWS, TREE_FAN_IN, sample_rows
-from .dask_support import align_rows, as_targets, check_rows, graph_node, known_rows, serial
+from .dask_support import align_rows, as_targets, check_rows, graph_node, known_rows, serial, tree_sum
 
 
 def _chunk_pass(block, start, targets, V, centres, params):
@@ -50,14 +50,6 @@ def _chunk_pass(block, start, targets, V, centres, params):
         operator = KernelOperator(block, centres, **params)
         W = None if targets is None else np.asarray(targets, dtype=np.float64).reshape(block.shape[0], -1)
         return operator.normal_matvec(V, W, compensated=True)
-
-
-def _sum_parts(*parts):
-    """The reduce step: compensated sums merged (order-independent, as in memory)."""
-    total = parts[0]
-    for part in parts[1:]:
-        total.merge(part)
-    return total
 
 
 class DaskKernelOperator:
@@ -108,10 +100,8 @@ class DaskKernelOperator:
         parts = [dask.delayed(_chunk_pass, pure=True)(block, int(start), target, V_node, self._centres,
                                                        self._params)
                  for block, start, target in zip(blocks, self._starts, targets)]
-        while len(parts) > 1:
-            parts = [dask.delayed(_sum_parts, pure=True)(*parts[i:i + TREE_FAN_IN])
-                     for i in range(0, len(parts), TREE_FAN_IN)]
-        return parts[0].compute().result()
+        # compensated sums: merged in any order, they give the in-memory pass's result
+        return tree_sum(parts, TREE_FAN_IN).compute().result()
 
 
 def _classifier_targets(estimator, y):

@@ -18,7 +18,7 @@ import numpy as np
 from dask.base import tokenize
 
 from .._core.parallel import blas_single_thread
-from .._core.validation import NON_NUMERIC_KINDS, is_dask_array
+from .._core.validation import NON_NUMERIC_KINDS, is_dask_array, user_stacklevel
 
 
 @contextlib.contextmanager
@@ -53,7 +53,7 @@ def check_rows(X, name="X"):
         warnings.warn(FeatureChunksWarning(
             f"{name} is chunked along its {X.shape[1]} features ({len(X.chunks[1])} chunks); every map "
             f"reads whole rows, so the chunks are rejoined ({name}.rechunk({{1: -1}})), which copies them. "
-            "Chunk along rows only to avoid the copy."), stacklevel=3)
+            "Chunk along rows only to avoid the copy."), stacklevel=user_stacklevel())
         X = X.rechunk({1: -1})
     return X
 
@@ -81,6 +81,39 @@ def graph_node(obj, prefix):
     pickles it once per task; a ``Delayed`` node is sent to each worker once.
     """
     return dask.delayed(obj, pure=True, name=f"{prefix}-{tokenize(obj)}")
+
+
+def _merge(*parts):
+    """One merge task: the first part with every other part merged into it."""
+    total = parts[0]
+    for part in parts[1:]:
+        total.merge(part)
+    return total
+
+
+def tree_sum(parts, fan_in):
+    """The reduce step of a map-reduce: a tree of merge tasks over ``parts``, one ``Delayed``.
+
+    Each part has a ``merge(other)`` method that adds ``other`` into it in place
+    (the normal equations' accumulators, the kernel passes' compensated sums);
+    each task merges at most ``fan_in`` parts, so no task holds more than
+    ``fan_in + 1`` of them and the tree has depth ``log_fan_in(len(parts))``.
+
+    Parameters
+    ----------
+    parts : list of dask.delayed.Delayed
+        At least one.
+    fan_in : int
+        Parts per merge task (at least 2).
+
+    Returns
+    -------
+    dask.delayed.Delayed
+        The sum of all parts.
+    """
+    while len(parts) > 1:
+        parts = [dask.delayed(_merge, pure=True)(*parts[i:i + fan_in]) for i in range(0, len(parts), fan_in)]
+    return parts[0]
 
 
 def _aligned_chunks(row_chunks, step):

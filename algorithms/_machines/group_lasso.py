@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .._core.parallel import blas_single_thread, n_worker_threads
-from .._core.validation import check_generator, validation_rows
+from .._core.validation import check_generator, user_stacklevel, validation_rows
 from .._solvers.fista import fista
 from .._solvers.group_lasso import PATH_PATIENCE, group_lasso_alpha_max, group_lasso_path, select_alpha, select_products
 from .groups import fit_group_maps, group_features, map_width, warn_constant_model
@@ -66,7 +66,8 @@ class GroupLassoFitMixin:
         if not result.converged:
             warnings.warn(f"FISTA stopped at max_iter={self._max_iter} (alpha={alpha:.4g}): its "
                           f"relative gradient mapping reached {result.residual:.3g} against "
-                          f"tol={self.tol}; raise max_iter or tol", ConvergenceWarning, stacklevel=4)
+                          f"tol={self.tol}; raise max_iter or tol", ConvergenceWarning,
+                          stacklevel=user_stacklevel())
         self.alpha_ = alpha
         self.n_iter_ = result.n_iter
         self.objective_history_ = np.asarray(result.objective_history)
@@ -100,7 +101,7 @@ class GroupLassoFitMixin:
                 warnings.warn(f"FISTA stopped at max_iter={self._max_iter} at alpha={alpha:.4g} on "
                               f"the path: its relative gradient mapping reached {residual:.3g} "
                               f"against tol={self.tol}; raise max_iter or tol", ConvergenceWarning,
-                              stacklevel=5)
+                              stacklevel=user_stacklevel())
         val_loss, val_se = path.validation_loss, path.validation_loss_se
         best = select_alpha(val_loss, val_se, self.alpha_selection)
         self.alphas_ = alphas[:len(val_loss)]

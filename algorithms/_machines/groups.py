@@ -31,7 +31,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.validation import check_fits_in_memory, check_integer
+from .._core.validation import check_fits_in_memory, check_integer, user_stacklevel
 
 __all__ = ["check_groups", "fit_group_maps", "group_features", "kernel_columns", "kernel_names",
            "map_width", "per_kernel", "warn_constant_model"]
@@ -343,4 +343,4 @@ def warn_constant_model(alpha, alpha_max, problem, remedy):
     """Warn that ``alpha >= alpha_max`` zeroes every kernel's weight: the fitted model is a constant."""
     warnings.warn(f"alpha={alpha:.4g} is at or above alpha_max={alpha_max:.4g}{problem}, the smallest "
                   "alpha at which every kernel's weight is zero: the model is a constant. Give a "
-                  f"smaller alpha, or {remedy}", UserWarning, stacklevel=5)
+                  f"smaller alpha, or {remedy}", UserWarning, stacklevel=user_stacklevel())

@@ -13,6 +13,7 @@ chunk, for a Dask array). The ridge machines hand a Dask ``fit`` to
 
 import numbers
 import warnings
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -60,6 +61,30 @@ def kernel_cache_budget(kernel_cache):
     if isinstance(kernel_cache, str):
         return AUTO_CACHE_FRACTION * MEMORY_FRACTION * available_memory_bytes()
     return float(kernel_cache)
+
+
+@dataclass
+class EarlyStoppingState:
+    """What early stopping has seen of the validation loss, updated by its callback.
+
+    Attributes
+    ----------
+    best_coef, best_intercept : ndarray or None
+        Copies of the coefficients (and intercept, where the solver has one) at the
+        lowest validation loss; ``None`` until a loss is computed.
+    best_loss : float
+        The lowest validation loss.
+    checks_since_best : int
+        Iterations since the lowest loss; the solver stops at ``n_iter_no_change``.
+    losses : list of float
+        The validation loss of every iteration.
+    """
+
+    best_coef: np.ndarray | None = None
+    best_intercept: np.ndarray | None = None
+    best_loss: float = np.inf
+    checks_since_best: int = 0
+    losses: list = field(default_factory=list)
 
 
 def dask_kernel_machines():
@@ -190,10 +215,10 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
     def _early_stopper(self, X_val, target_val, score, bar):
         """A conjugate-gradient callback: progress, and (with validation rows) early stopping.
 
-        ``score(predictions, target_val)`` is a loss (lower is better). The best
-        coefficients seen are kept in ``state["best"]``.
+        ``score(predictions, target_val)`` is a loss (lower is better). Returns the
+        callback and the :class:`EarlyStoppingState` it updates.
         """
-        state = {"best": None, "best_loss": np.inf, "since": 0, "losses": []}
+        state = EarlyStoppingState()
         K_val = None if X_val is None else self._operator(X_val, keep_blocks=self.kernel_cache_ > 0)
 
         def callback(n_iter, residual, coef, intercept=None):
@@ -203,13 +228,13 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
                 return False
             scores = K_val @ coef
             loss = float(score(scores if intercept is None else scores + intercept, target_val))
-            state["losses"].append(loss)
-            if loss < state["best_loss"]:
-                state.update(best=coef.copy(), best_intercept=None if intercept is None else intercept.copy(),
-                             best_loss=loss, since=0)
+            state.losses.append(loss)
+            if loss < state.best_loss:
+                state.best_coef, state.best_loss, state.checks_since_best = coef.copy(), loss, 0
+                state.best_intercept = None if intercept is None else intercept.copy()
                 return False
-            state["since"] += 1
-            return state["since"] >= self.n_iter_no_change
+            state.checks_since_best += 1
+            return state.checks_since_best >= self.n_iter_no_change
 
         return callback, state
 

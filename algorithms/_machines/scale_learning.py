@@ -31,7 +31,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.base import RegisteredEstimator, classes_from_scores
 from .._core.targets import OneVsRestFitMixin, RegressionFitMixin
-from .._core.validation import check_bool, check_fraction, check_input, check_integer, check_positive
+from .._core.validation import (check_bool, check_fraction, check_input, check_integer, check_positive,
+                                user_stacklevel)
 
 #: Factors of the heuristic scales tried before L-BFGS starts (one objective
 #: evaluation each): the descent starts from the best.
@@ -143,7 +144,7 @@ class ScaleLearnerBase(RegisteredEstimator, BaseEstimator):
             warnings.warn(
                 f"{type(self).__name__}: L-BFGS stopped at max_iter={max_iter} before the validation "
                 f"objective converged: the projected gradient reached {projected:.3g} against "
-                f"tol={tol}; increase max_iter", ConvergenceWarning, stacklevel=4)
+                f"tol={tol}; increase max_iter", ConvergenceWarning, stacklevel=user_stacklevel())
         self.initial_scales_ = best * start
         self.scales_ = sigma_of(result.x)
         self.objective_history_ = np.asarray(history)

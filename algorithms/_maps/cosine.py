@@ -158,7 +158,9 @@ class CosineFeatureMap(FeatureMap):
 
     * ``_draw(n_features, n_frequencies, scale, rng)``: draw the projection and
       store it in fitted attributes; for the Gaussian kernel its rows imitate
-      ``N(0, scale^2 I)`` with ``scale = sqrt(2 gamma)``;
+      ``N(0, scale^2 I)`` with ``scale = sqrt(2 gamma)``. It returns the offsets
+      ``b`` when it draws them jointly with the frequencies (one Sobol' point
+      set), else ``None``, and the skeleton draws them i.i.d. ``U[0, 2 pi)``;
     * ``_prepare_projection(dtype)``: the projection cast for one ``transform``;
     * ``_project(X, P, projection)``: write ``X W^T`` (``n_frequencies`` columns)
       into the preallocated block ``P`` (``X`` is a CSR block if the subclass sets
@@ -210,10 +212,11 @@ class CosineFeatureMap(FeatureMap):
         self.kernel_ = kernel
         self.gamma_ = resolve_gamma(self.gamma, bandwidth_input(self.gamma, X), kernel, rng)
         n_freq = self._n_frequencies()
-        self._draw(X.shape[1], n_freq, math.sqrt(2.0 * self.gamma_), rng)
-        self.random_offset_ = (
-            rng.uniform(0.0, 2.0 * np.pi, size=n_freq) if self.output == "cos" else None
-        )
+        joint_offsets = self._draw(X.shape[1], n_freq, math.sqrt(2.0 * self.gamma_), rng)
+        if joint_offsets is not None:
+            self.random_offset_ = joint_offsets
+        else:
+            self.random_offset_ = rng.uniform(0.0, 2.0 * np.pi, size=n_freq) if self.output == "cos" else None
 
     def _prepare_transform(self, dtype):
         offset = None if self.random_offset_ is None else self.random_offset_.astype(dtype)

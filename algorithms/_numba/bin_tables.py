@@ -15,23 +15,11 @@ first reach them; the fitted tables hold output columns.
 import numpy as np
 from numba import njit
 
+from .murmur import fmix64
+
 #: The key that marks an empty slot; a bin whose hash is 0 takes :data:`_ZERO_KEY`.
 _EMPTY = np.uint64(0)
 _ZERO_KEY = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xFF51AFD7ED558CCD)
-_MIX2 = np.uint64(0xC4CEB9FE1A85EC53)
-_SHIFT = np.uint64(33)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _finalize(h):
-    # MurmurHash3's 64-bit finalizer: a bijection that spreads every input bit
-    h ^= h >> _SHIFT
-    h *= _MIX1
-    h ^= h >> _SHIFT
-    h *= _MIX2
-    h ^= h >> _SHIFT
-    return h
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -71,7 +59,7 @@ def row_keys(x, shifts, inverse_pitches, bins, bits, keys):
             bins[p] = np.floor((xj - shifts[j, p]) * inverse_pitches[j, p]) + 0.0
         for p in range(P):
             overflowed += np.isinf(bins[p])
-            keys[p] = _finalize((keys[p] ^ bits[p]) + _ZERO_KEY)
+            keys[p] = fmix64((keys[p] ^ bits[p]) + _ZERO_KEY)
     for p in range(P):
         if keys[p] == _EMPTY:
             keys[p] = _ZERO_KEY

@@ -33,6 +33,7 @@ from numba import njit
 
 from .fastmath import POLY_FLAGS
 from .fastmath_log import log64
+from .murmur import fmix64
 
 # The float64 log of fastmath_log, inlined into the sampling loop: called, it keeps the
 # loop over the hashes from vectorizing (three logs per hash and feature dominate it).
@@ -40,10 +41,7 @@ _log = njit(cache=True, fastmath=POLY_FLAGS, inline="always", error_model="numpy
 
 #: The size of the hashed space: hash values are 64-bit words.
 HASH_SPACE = 1 << 64
-_S33 = np.uint64(33)
 _S11 = np.uint64(11)
-_MIX1 = np.uint64(0xFF51AFD7ED558CCD)
-_MIX2 = np.uint64(0xC4CEB9FE1A85EC53)
 #: SplitMix64's Weyl increment: feature ``i``'s counter is ``key + i * _GOLDEN``.
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 #: The increment between the five streams (u1, u2 of r; v1, v2 of c; beta) of one counter.
@@ -51,17 +49,6 @@ _STREAM = np.uint64(0xD1B54A32D192ED03)
 _TWO_M53 = 2.0 ** -53
 #: What a row with no non-zero reports (its features are dropped whatever the value).
 _EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _finalize(h):
-    # MurmurHash3's 64-bit finalizer: a bijection that spreads every input bit
-    h ^= h >> _S33
-    h *= _MIX1
-    h ^= h >> _S33
-    h *= _MIX2
-    h ^= h >> _S33
-    return h
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -100,7 +87,7 @@ def binary_min_hashes(indptr, indices, data, keys, out):
                 continue
             weyl = np.uint64(indices[pos]) * _GOLDEN
             for j in range(k):
-                h = _finalize(keys[j] + weyl)
+                h = fmix64(keys[j] + weyl)
                 mins[j] = h if h < mins[j] else mins[j]
 
 
@@ -139,12 +126,12 @@ def weighted_samples(indptr, indices, data, keys, best, out):
             log_w = _log(w)
             weyl = np.uint64(indices[pos]) * _GOLDEN
             for j in range(k):
-                z = _finalize(keys[j] + weyl)
-                u1 = _unit(_finalize(z + _STREAM))
-                u2 = _unit(_finalize(z + np.uint64(2) * _STREAM))
-                v1 = _unit(_finalize(z + np.uint64(3) * _STREAM))
-                v2 = _unit(_finalize(z + np.uint64(4) * _STREAM))
-                beta = _unit(_finalize(z + np.uint64(5) * _STREAM))
+                z = fmix64(keys[j] + weyl)
+                u1 = _unit(fmix64(z + _STREAM))
+                u2 = _unit(fmix64(z + np.uint64(2) * _STREAM))
+                v1 = _unit(fmix64(z + np.uint64(3) * _STREAM))
+                v2 = _unit(fmix64(z + np.uint64(4) * _STREAM))
+                beta = _unit(fmix64(z + np.uint64(5) * _STREAM))
                 r = -_log(u1 * u2)
                 log_c = _log(-_log(v1 * v2))
                 t = _floor(log_w / r + beta)

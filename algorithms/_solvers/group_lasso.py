@@ -37,7 +37,7 @@ class _Products:
     ``F_c w + b'`` equal ``F w + b``, but the weights and the intercept then
     decouple, and the step for the weights follows the largest eigenvalue of
     ``F_c^T F_c / N`` (0.38 against 2.18 for ``[F, 1]`` on mfeat's random
-    features: the constant direction the intercept owns no longer sets the step).
+    features: the constant direction belongs to the intercept and does not set the step).
 
     A pass computes, per block, the predictions and the loss (and, at the
     extrapolated point, the loss derivative and its product with the block's
@@ -247,7 +247,7 @@ def solve_group_lasso(F, y, bounds, alpha, *, loss="squared", epsilon=0.1, sharp
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.group_lasso_mkl import solve_group_lasso
+    >>> from kernelmaps._solvers.group_lasso import solve_group_lasso
     >>> rng = np.random.default_rng(0)
     >>> F = rng.standard_normal((200, 6))
     >>> y = F[:, 0] - F[:, 1] + 0.1 * rng.standard_normal(200)

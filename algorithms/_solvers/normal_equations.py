@@ -227,7 +227,7 @@ class NormalEquations:
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.least_squares import NormalEquations
+    >>> from kernelmaps import NormalEquations
     >>> Z = np.random.default_rng(0).standard_normal((30, 2))
     >>> T = Z @ np.array([[1.0], [2.0]]) + 3.0
     >>> equations = NormalEquations(n_features=2, n_targets=1)

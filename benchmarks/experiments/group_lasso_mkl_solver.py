@@ -64,7 +64,7 @@ def _planted_features(n, seed=0, width=128):
 def gl_loss(run):
     import numpy as np
 
-    from kernelmaps.group_lasso_mkl import solve_group_lasso
+    from kernelmaps._solvers.group_lasso import solve_group_lasso
 
     s = run.settings
     eps = s["epsilon"]
@@ -180,7 +180,7 @@ def _solver_case(s, n, problem, ratio, warm_up):
     import numpy as np
     from skglm import GroupLasso
 
-    from kernelmaps.group_lasso_mkl import group_lasso_objective, solve_group_lasso
+    from kernelmaps._solvers.group_lasso import group_lasso_objective, solve_group_lasso
 
     F, y, bounds = problem
     cap = s["max_iter_history"]
