@@ -47,7 +47,8 @@ from numba import njit
 
 from ._core.base import FeatureMap
 from ._core.parallel import n_worker_threads
-from ._core.validation import FeatureOverflowError, check_fits_in_memory, check_integer, check_positive
+from ._core.validation import (FeatureOverflowError, check_fits_in_memory, check_integer, check_non_negative,
+                               check_positive)
 from ._numba.fastmath import FASTMATH, TRIG_LIMIT32, TRIG_LIMIT64, vsincos
 from ._numba.fastmath_log import vlog
 
@@ -181,23 +182,6 @@ def spectrum_samples(sample_steps, sample_interval, dtype=np.float64):
         amplitudes = amplitudes.reshape(-1).astype(dtype)
         frequencies = np.where(amplitudes > 0, frequencies, 0.0).astype(dtype)
     return root_scale, frequencies, amplitudes
-
-
-def _first_negative(A):
-    """``(row, column, value)`` of the first negative entry of a dense array or a
-    canonical CSR matrix, in row-major order, or ``None``."""
-    if sp.issparse(A):
-        negative = np.flatnonzero(A.data < 0)
-        if not negative.size:
-            return None
-        position = negative[0]
-        row = int(np.searchsorted(A.indptr, position, side="right") - 1)
-        return row, int(A.indices[position]), float(A.data[position])
-    negative = np.flatnonzero(A < 0)
-    if not negative.size:
-        return None
-    row, col = np.unravel_index(negative[0], A.shape)
-    return int(row), int(col), float(A[row, col])
 
 
 class _NegativeInput(ValueError):
@@ -394,13 +378,8 @@ class AdditiveChi2Map(FeatureMap):
         raise negative
 
     def _check_non_negative(self, X, method):
-        found = _first_negative(X)
-        if found is not None:
-            row, col, value = found
-            raise ValueError(
-                f"Negative values in data passed to {type(self).__name__}.{method}: X[{row}, {col}] = {value!r}. "
-                "The additive chi2 map reads non-negative features (histograms, counts)."
-            )
+        check_non_negative(X, f"{type(self).__name__}.{method}",
+                           "The additive chi2 map reads non-negative features (histograms, counts).")
 
     def _prepare_transform(self, dtype):
         root_scale, frequencies, amplitudes = spectrum_samples(self.sample_steps_, self.sample_interval_, dtype)

@@ -167,7 +167,8 @@ class GroupLassoMKL(GroupLassoFitMixin, RegisteredEstimator, BaseEstimator):
     References
     ----------
     Băzăvan, E. G., Li, F. and Sminchisescu, C. Learning random kernel
-    approximations for object recognition. NIPS 2012, section 3.3 (eqs. 10-17 and the epsilon-insensitive logistic loss).
+    approximations for object recognition. NIPS 2012, section 3.3 (eqs. 10-17 and the
+    epsilon-insensitive logistic loss).
     Beck, A. and Teboulle, M. A fast iterative shrinkage-thresholding algorithm for
     linear inverse problems. SIAM J. Imaging Sciences 2(1), 2009.
     O'Donoghue, B. and Candès, E. Adaptive restart for accelerated gradient schemes.

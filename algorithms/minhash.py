@@ -10,8 +10,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._core.parallel import block_rows, run_row_blocks
 from ._core.sparse_map import SparseFeatureMap
-from ._core.validation import check_choice, check_integer
-from ._kernels.minhash import bbit_constants, check_non_negative, low_bits_collision
+from ._core.validation import check_choice, check_integer, check_non_negative
+from ._kernels.minhash import SETS, bbit_constants, low_bits_collision
 from ._numba import hashing as kernels
 
 __all__ = ["MinHash"]
@@ -181,7 +181,7 @@ class MinHash(SparseFeatureMap):
 
     # ------------------------------------------------------------ fit
     def _fit(self, X, rng):
-        check_non_negative(X, type(self).__name__)
+        check_non_negative(X, type(self).__name__, SETS)
         binary = _is_binary(X)
         if self.mode == "binary" and not binary:
             raise ValueError("mode='binary' needs 0/1 input; X has other values: use mode='weighted' "
@@ -191,7 +191,7 @@ class MinHash(SparseFeatureMap):
 
     # ------------------------------------------------------------ transform
     def _check_transform_input(self, X):
-        check_non_negative(X, type(self).__name__)
+        check_non_negative(X, type(self).__name__, SETS)
         if getattr(self, "mode_", None) == "binary" and not _is_binary(X):
             raise ValueError(f"{type(self).__name__} was fitted in binary mode (the Tanimoto kernel of 0/1 "
                              "rows) and X has values other than 0 and 1; refit with mode='weighted' for the "

@@ -339,6 +339,39 @@ def check_fits_in_memory(n_bytes, parameter, what, remedy=None):
         )
 
 
+def first_negative(A):
+    """``(row, column, value)`` of the first entry of ``A`` that is not ``>= 0`` (a
+    negative or NaN), in row-major order, or ``None``; ``A`` dense or sparse."""
+    if sp.issparse(A):
+        A = sp.csr_matrix(A)
+        A.sum_duplicates()
+        negative = np.flatnonzero(~(A.data >= 0))
+        if not negative.size:
+            return None
+        position = negative[0]
+        row = int(np.searchsorted(A.indptr, position, side="right") - 1)
+        return row, int(A.indices[position]), float(A.data[position])
+    A = np.asarray(A)
+    negative = np.flatnonzero(~(A >= 0))
+    if not negative.size:
+        return None
+    row, col = np.unravel_index(negative[0], A.shape)
+    return int(row), int(col), float(A[row, col])
+
+
+def check_non_negative(A, who, reads="", name="X"):
+    """Refuse a negative entry of dense or sparse ``A``, naming ``who`` and the first such entry.
+
+    The message reads "Negative values in data passed to {who}: {name}[row, col] =
+    value", followed by ``reads`` (what the input must be) when given.
+    """
+    found = first_negative(A)
+    if found is not None:
+        row, col, value = found
+        raise ValueError(f"Negative values in data passed to {who}: {name}[{row}, {col}] = {value!r}"
+                         + (f". {reads}" if reads else ""))
+
+
 # ---------------------------------------------------------------- warnings
 def user_stacklevel():
     """The ``stacklevel`` that makes a warning point at the first caller outside kernelmaps.

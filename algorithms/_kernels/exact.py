@@ -91,14 +91,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core.parallel import block_rows, run_row_blocks
-from .._core.validation import FeatureOverflowError
+from .._core.validation import FeatureOverflowError, check_non_negative
 from .._numba.fastmath_arrays import all_finite
 from .arc_cosine import arc_cosine_gram, check_order
 from .blocks import KernelBlocks
-from .frames import SHIFT_INVARIANT, check_non_negative, check_skewedness, skewed_log
+from .frames import SHIFT_INVARIANT, check_skewedness, skewed_log
 from .matern import check_nu
-from .minhash import check_non_negative as check_sets_non_negative
-from .minhash import min_max_kernel, tanimoto_kernel
+from .minhash import SETS, min_max_kernel, tanimoto_kernel
 from .user import callable_gram
 from .names import (ALL_KERNELS, CHI2_KERNELS, MAP_KERNELS, SKEWED_INNER, SKEWED_KERNELS, as_pair, canonical_kernel,
                     check_degree)
@@ -206,7 +205,7 @@ def _set_kernel(X, Y, kernel):
     """The Tanimoto or min-max Gram matrix of non-negative (dense or sparse) rows."""
     for A in (X, Y):
         if A is not None:
-            check_sets_non_negative(A, f"the {kernel} kernel")
+            check_non_negative(A, f"the {kernel} kernel", SETS)
     return tanimoto_kernel(X, Y) if kernel == "tanimoto" else min_max_kernel(X, Y)
 
 
@@ -222,7 +221,8 @@ def _in_kernel_space(X, Y, kernel, skewedness, scales):
         kernel = SKEWED_INNER[kernel]
     elif kernel in CHI2_KERNELS:
         for name, A in (("X", X), ("Y", Y)):
-            check_non_negative(A, name, kernel)
+            check_non_negative(A, f"the {kernel} kernel, defined on non-negative data (histograms)",
+                               name=name)
     if scales is not None:
         scales = _check_scales(scales, X.shape[1])
         X = (np.asarray(X, dtype=np.float64) * scales).astype(dtype)

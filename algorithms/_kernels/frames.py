@@ -7,7 +7,7 @@ Two changes of variable keep the exact kernels accurate and defined:
   :func:`to_frame`), with the bandwidth carried over (:func:`frame_gamma`);
 * the skewed histogram kernels are shift-invariant kernels of ``log(x + c)``
   (:func:`skewed_log`), defined for ``x > -c``; the chi2 kernels need
-  ``x >= 0`` (:func:`check_non_negative`).
+  ``x >= 0`` (:func:`kernelmaps._core.validation.check_non_negative`).
 """
 
 import math
@@ -115,11 +115,3 @@ def skewed_log(A, c, name, dtype=None):
     return np.log(shifted).astype(dtype or A.dtype, copy=False)
 
 
-def check_non_negative(A, name, kernel):
-    """Raise ``ValueError`` naming the first negative entry of ``A`` (chi2 kernels)."""
-    if A.size and not (A >= 0).all():
-        row, col = np.argwhere(~(A >= 0))[0]
-        raise ValueError(
-            f"the {kernel} kernel is defined on non-negative data (histograms); "
-            f"{name}[{row}, {col}] = {float(A[row, col])!r}"
-        )

@@ -20,7 +20,11 @@ import scipy.sparse as sp
 from sklearn.utils import check_array
 
 from .._core.parallel import block_rows, run_row_blocks
+from .._core.validation import check_non_negative
 from .._numba.hashing import HASH_SPACE, min_max_block
+
+#: What the set kernels and min-hash read, for the error on a negative entry.
+SETS = "The input must be non-negative (sets, counts, weights)"
 
 __all__ = ["min_max_kernel", "tanimoto_kernel"]
 
@@ -54,14 +58,6 @@ def _scaled_rows(A):
     A = np.asarray(A, dtype=np.float64)
     e = np.frexp(np.abs(A).max(axis=1))[1]
     return np.ldexp(A, -e[:, None]), e
-
-
-def check_non_negative(X, who):
-    """Refuse a negative entry of dense or sparse ``X`` with a ``ValueError`` naming ``who``."""
-    values = X.data if sp.issparse(X) else X
-    if values.size and values.min() < 0:
-        raise ValueError(f"Negative values in data passed to {who}: it needs non-negative input (sets, "
-                         f"counts, weights); the smallest value is {float(values.min()):.4g}")
 
 
 def tanimoto_kernel(X, Y=None):
@@ -158,8 +154,8 @@ def min_max_kernel(X, Y=None):
            [0.5, 1. ]])
     """
     X, Y = _pair(X, Y)
-    check_non_negative(X, "min_max_kernel")
-    check_non_negative(Y, "min_max_kernel")
+    check_non_negative(X, "min_max_kernel", SETS)
+    check_non_negative(Y, "min_max_kernel", SETS, name="Y")
     same = Y is X
     X, x_exponents = _scaled_rows(sp.csr_matrix(X))
     Y, y_exponents = (X, x_exponents) if same else _scaled_rows(sp.csr_matrix(Y))

@@ -355,13 +355,15 @@ def smo_second_order(X, sq, kernel, y, C, tol, max_iter, shrinking,
                 active, unshrink, clock = _shrink(active, unshrink, y, alpha, G, G_bar, k_diag, perm, C, tol,
                                                   X, sq, kernel, cache, slot_of, slot_owner,
                                                   last_used, col_len, clock)
-        i, j, clock = _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, kernel, cache, slot_of, slot_owner, last_used, col_len, clock)
+        i, j, clock = _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, kernel, cache, slot_of,
+                                          slot_owner, last_used, col_len, clock)
         if j < 0:
             # optimal on the active variables: optimal on all of them, or shrink again soon
             clock = _reconstruct_gradient(active, y, alpha, G, G_bar, C, perm, X, sq, kernel,
                                           cache, slot_of, slot_owner, last_used, col_len, clock)
             active = n
-            i, j, clock = _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, kernel, cache, slot_of, slot_owner, last_used, col_len, clock)
+            i, j, clock = _select_working_set(active, y, alpha, G, k_diag, C, perm, tol, X, sq, kernel, cache,
+                                              slot_of, slot_owner, last_used, col_len, clock)
             if j < 0:
                 converged = True
                 break
