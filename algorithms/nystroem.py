@@ -12,7 +12,7 @@ from ._core.base import FeatureMap, KernelParameter
 from ._kernels.blocks import KernelBlocks
 from ._kernels.exact import exact_kernel
 from ._kernels.frames import SHIFT_INVARIANT, shift_invariant_frame
-from ._kernels.matern import check_nu
+from ._kernels.matern import NU_DOC, check_nu
 from ._numba.fastmath import FASTMATH
 from ._kernels.landmarks import EIG_FLOOR, set_up_landmarks
 from ._kernels.params import FittedKernelMixin
@@ -76,7 +76,7 @@ class _UserKernelFeatures(NamedTuple):
 
 
 class Nystroem(FittedKernelMixin, FeatureMap):
-    """Nyström features ``u(x) = (W^+)^(1/2) [k(x, v_1), ..., k(x, v_m)]``.
+    __doc__ = """Nyström features ``u(x) = (W^+)^(1/2) [k(x, v_1), ..., k(x, v_m)]``.
 
     With landmarks ``v_j`` and their Gram matrix ``W``, ``u(x) . u(y)`` is the
     Nyström approximation ``C W^+ C^T`` of the kernel; it is exact on the landmarks.
@@ -130,10 +130,7 @@ class Nystroem(FittedKernelMixin, FeatureMap):
         Polynomial degree.
     coef0 : float, default=1.0
         Polynomial offset.
-    nu : float, default=1.5
-        The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
-        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels.exact`).
-    landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
+""" + NU_DOC + """    landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
         * ``'uniform'``: ``m`` distinct training rows, ``rng.permutation(n)[:m]``
           with a ``RandomState``: the same seed picks the same landmarks as
           scikit-learn's ``Nystroem``.
