@@ -14,8 +14,8 @@ import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight
 
-__all__ = ["CLASS_WEIGHT_DOC", "box_constraints", "check_class_weight", "check_sample_weight", "class_row_weights", "drop_zero_weights",
-           "refuse_balanced", "svm_row_weights"]
+__all__ = ["CLASS_WEIGHT_DOC", "box_constraints", "check_class_weight", "check_sample_weight", "class_row_weights",
+           "drop_zero_weights", "refuse_balanced", "svm_row_weights"]
 
 #: The ``class_weight`` parameter's text in the docstrings of the classifiers that
 #: weigh their rows by :func:`class_row_weights`.
