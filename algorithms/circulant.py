@@ -40,7 +40,7 @@ class CirculantRandomFeatures(CirculantProjection, CosineFeatureMap):
     Attributes
     ----------
     gamma_ : float
-        The numeric bandwidth used.
+        The numeric bandwidth used (``gamma``, or the heuristic's value).
     kernel_ : str
         Always ``'gaussian'``.
     signs_ : ndarray of shape (n_features,)

@@ -9,13 +9,13 @@ from ._core.base import KernelParameter, RegisteredEstimator, classes_from_score
 from ._kernels.params import FittedKernelMixin
 from ._kernels.bandwidth import GAMMA_SAMPLE_SEED, resolve_gamma
 from ._kernels.exact import exact_kernel, kernel_diagonal
-from ._kernels.matern import check_nu
+from ._kernels.matern import NU_DOC, check_nu
 from ._kernels.names import check_kernel_params
 from ._kernels.user import (callable_gram, check_precomputed_columns, check_square_gram, drop_zero_weight_gram,
                             user_kernel_kind)
 from ._machines.gaussian_process import (GaussianPosteriorMixin, check_amplitude, fitted_amplitude,
                                          function_space_log_det, log_evidence)
-from ._core.sample_weights import check_sample_weight, class_row_weights, drop_zero_weights
+from ._core.sample_weights import CLASS_WEIGHT_DOC, check_sample_weight, class_row_weights, drop_zero_weights
 from ._core.targets import OneVsRestFitMixin, RegressionFitMixin
 from ._core.validation import check_fits_in_memory, check_input, check_positive, clear_fitted_state
 
@@ -37,10 +37,7 @@ _KERNEL_DOC = """    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'matern
         ``random_state`` parameter.
     degree : int, default=2
     coef0 : float, default=1.0
-    nu : float, default=1.5
-        The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
-        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels.exact`).
-"""
+""" + NU_DOC
 
 
 class _KernelRidgeBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
@@ -349,13 +346,7 @@ class KernelRidgeClassifier(ClassifierMixin, OneVsRestFitMixin, _KernelRidgeBase
     Parameters
     ----------
     alpha : float, default=1.0
-""" + _KERNEL_DOC + """    class_weight : dict, 'balanced' or None, default=None
-        Multiplies the weight of each row by its class's: a dict maps classes to
-        weights (1 for the classes it omits; a class it names that ``y`` lacks is
-        an error); 'balanced' weighs class ``k`` by ``n / (n_classes * n_k)``
-        (``sklearn.utils.class_weight.compute_sample_weight``; with
-        ``sample_weight``, ``n`` and ``n_k`` are the weighted counts).
-
+""" + _KERNEL_DOC + CLASS_WEIGHT_DOC + """
     Attributes
     ----------
     classes_ : ndarray

@@ -12,6 +12,7 @@ from ._core.base import KernelParameter, RegisteredEstimator, classes_from_score
 from ._kernels.params import FittedKernelMixin
 from ._kernels.bandwidth import GAMMA_SAMPLE_SEED, resolve_gamma
 from ._kernels.exact import exact_kernel
+from ._kernels.matern import NU_DOC
 from ._solvers.platt import class_probabilities, fit_sigmoids
 from ._solvers.svm_dual import Solver
 from ._machines.svc_params import (N_FOLDS, Model, check_fit_memory, check_svc_params, decision_values, label,
@@ -32,7 +33,7 @@ def _gram(svc, X, Y):
 
 
 class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEstimator):
-    """Exact kernel SVM: LIBSVM's SMO with shrinking, or greedy dual coordinate descent.
+    __doc__ = """Exact kernel SVM: LIBSVM's SMO with shrinking, or greedy dual coordinate descent.
 
     By default (``selection='auto'`` with ``fit_intercept``) it solves LIBSVM's
     dual with a free bias, ``min_a 1/2 a^T Q a - e^T a`` subject to
@@ -73,10 +74,7 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
         computed on the rows of positive weight.
     degree : int, default=2
     coef0 : float, default=1.0
-    nu : float, default=1.5
-        The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
-        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels.exact`).
-    tol : float, default=1e-3
+""" + NU_DOC + """    tol : float, default=1e-3
         Second order: stop when the largest KKT violation ``m(a) - M(a)`` is
         below ``tol`` (as ``SVC``). Greedy: stop when the largest coordinate step
         ``max |delta_i|`` is below ``tol``.

@@ -5,7 +5,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
 from ._core.base import classes_from_scores, one_vs_rest_code
-from ._core.sample_weights import class_row_weights
+from ._core.sample_weights import CLASS_WEIGHT_DOC, class_row_weights
 from ._core.validation import check_positive, dask_support, is_dask_array
 from ._machines.gaussian_process import check_amplitude
 from ._machines.least_squares import FeaturePosteriorMixin, LeastSquaresBase, check_class_labels, class_indices
@@ -15,9 +15,21 @@ from ._solvers.normal_equations import NormalEquations  # noqa: F401
 
 __all__ = ["LeastSquaresClassifier", "LeastSquaresRegressor"]
 
+#: The attributes every least-squares fit sets, shared by the two docstrings.
+_FIT_ATTRIBUTES_DOC = """    n_iter_ : int
+        Conjugate gradient iterations (1 for the one solve of the normal equations).
+    n_features_in_ : int
+        Width of the features (of ``feature_map``'s output, if given).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names of a ``DataFrame`` ``Z``, if it had string names.
+    normal_equations_ : NormalEquations
+        The accumulated (weighted) moments (solver 'normal' only), which
+        :meth:`partial_fit` and :meth:`merge` continue.
+"""
+
 
 class LeastSquaresClassifier(ClassifierMixin, LeastSquaresBase):
-    """One-vs-rest ridge classification on features ("Fourier + LS").
+    __doc__ = """One-vs-rest ridge classification on features ("Fourier + LS").
 
     Each class gets a least-squares regressor onto ``+1`` (the class) / ``-1`` (the
     rest); a binary problem uses one. All share the Hessian ``Z^T W Z + alpha I``,
@@ -55,13 +67,7 @@ class LeastSquaresClassifier(ClassifierMixin, LeastSquaresBase):
         smaller ``tol`` costs more iterations.
     max_iter : int, default=1000
         'cg' iterations at most; a ``ConvergenceWarning`` if ``tol`` is not met.
-    class_weight : dict, 'balanced' or None, default=None
-        Multiplies the weight of each row by its class's: a dict maps classes to
-        weights (1 for the classes it omits; a class it names that ``y`` lacks is
-        an error); 'balanced' weighs class ``k`` by ``n / (n_classes * n_k)``
-        (``sklearn.utils.class_weight.compute_sample_weight``; with
-        ``sample_weight``, ``n`` and ``n_k`` are the weighted counts).
-        ``partial_fit`` and Dask input take a dict only: one block of rows
+""" + CLASS_WEIGHT_DOC + """        ``partial_fit`` and Dask input take a dict only: one block of rows
         does not give the class frequencies 'balanced' needs.
 
     Attributes
@@ -72,16 +78,7 @@ class LeastSquaresClassifier(ClassifierMixin, LeastSquaresBase):
         One column per class (one in all for two classes).
     intercept_ : ndarray of shape (n_outputs,)
     solver_ : {'normal', 'cg'}
-    n_iter_ : int
-        Conjugate gradient iterations (1 for the one solve of the normal equations).
-    n_features_in_ : int
-        Width of the features (of ``feature_map``'s output, if given).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Column names of a ``DataFrame`` ``Z``, if it had string names.
-    normal_equations_ : NormalEquations
-        The accumulated (weighted) moments (solver 'normal' only), which
-        :meth:`partial_fit` and :meth:`merge` continue.
-
+""" + _FIT_ATTRIBUTES_DOC + """
     References
     ----------
     Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
@@ -218,7 +215,7 @@ class LeastSquaresClassifier(ClassifierMixin, LeastSquaresBase):
 
 
 class LeastSquaresRegressor(RegressorMixin, FeaturePosteriorMixin, LeastSquaresBase):
-    """Ridge regression on features, accumulated in one pass over row blocks.
+    __doc__ = """Ridge regression on features, accumulated in one pass over row blocks.
 
     Minimizes ``sum_i w_i ||z_i W + b - y_i||^2 + alpha ||W||^2`` (``w_i = 1``
     without ``sample_weight``), the intercept centring at the weighted means:
@@ -283,16 +280,7 @@ class LeastSquaresRegressor(RegressorMixin, FeaturePosteriorMixin, LeastSquaresB
         Columns of ``y`` (1 for 1-D ``y``).
     solver_ : {'normal', 'cg'}
         The solver the fit used ('auto' resolved).
-    n_iter_ : int
-        Conjugate gradient iterations (1 for the one solve of the normal equations).
-    n_features_in_ : int
-        Width of the features (of ``feature_map``'s output, if given).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Column names of a ``DataFrame`` ``Z``, if it had string names.
-    normal_equations_ : NormalEquations
-        The accumulated (weighted) moments (solver 'normal' only), which
-        :meth:`partial_fit` and :meth:`merge` continue.
-
+""" + _FIT_ATTRIBUTES_DOC + """
     References
     ----------
     Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
@@ -410,12 +398,12 @@ class LeastSquaresRegressor(RegressorMixin, FeaturePosteriorMixin, LeastSquaresB
         Z : {array-like, sparse matrix} of shape (n_rows, n_features), or a Dask array
             Features (``feature_map.transform(X)`` after a fit with ``feature_map``).
         return_std : bool, default=False
-            Also return the posterior std of the latent ``f`` at each row (of
-            ``y``: ``sqrt(std**2 + noise_variance_)``). Rows in memory only.
+            Also return the posterior std of the latent ``f`` at each row (``y``'s
+            adds ``noise_variance_`` to its square). Rows in memory only.
         return_cov : bool, default=False
-            Also return the posterior covariance of ``f`` at the rows (refused up
-            front when about ``(3 + n_targets)`` of its ``n_rows x n_rows`` matrices
-            do not fit in memory). At most one of the two.
+            Also return the posterior covariance of ``f`` at the rows. At most one
+            of the two; refused up front when about ``(3 + n_targets)``
+            ``n_rows x n_rows`` matrices do not fit in memory.
 
         Returns
         -------

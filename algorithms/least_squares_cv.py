@@ -43,6 +43,13 @@ _SHARED_DOC = """
     eigendecomposition), ``O(D^3)`` each, and, for leave-one-out or a scorer
     of predictions, a second pass (``O(N D^2)``).
 """
+_REFERENCES_DOC = """\
+    Golub, G. H., Heath, M. and Wahba, G. Generalized cross-validation as a
+    method for choosing a good ridge parameter. Technometrics 21(2), 1979.
+
+    Rifkin, R. M. and Lippert, R. A. Notes on regularized least squares.
+    MIT-CSAIL-TR-2007-025, 2007.
+"""
 
 
 class LeastSquaresRegressorCV(RegressorMixin, LeastSquaresCVBase):
@@ -104,12 +111,7 @@ class LeastSquaresRegressorCV(RegressorMixin, LeastSquaresCVBase):
 
     References
     ----------
-    Golub, G. H., Heath, M. and Wahba, G. Generalized cross-validation as a
-    method for choosing a good ridge parameter. Technometrics 21(2), 1979.
-
-    Rifkin, R. M. and Lippert, R. A. Notes on regularized least squares.
-    MIT-CSAIL-TR-2007-025, 2007.
-
+{references}
     Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
     NIPS 2007.
 
@@ -233,12 +235,7 @@ class LeastSquaresClassifierCV(ClassifierMixin, LeastSquaresCVBase):
 
     References
     ----------
-    Golub, G. H., Heath, M. and Wahba, G. Generalized cross-validation as a
-    method for choosing a good ridge parameter. Technometrics 21(2), 1979.
-
-    Rifkin, R. M. and Lippert, R. A. Notes on regularized least squares.
-    MIT-CSAIL-TR-2007-025, 2007.
-
+{references}
     Rahimi, A. and Recht, B. Random features for large-scale kernel machines.
     NIPS 2007 (Table 1, "Fourier + LS").
 
@@ -299,5 +296,7 @@ class LeastSquaresClassifierCV(ClassifierMixin, LeastSquaresCVBase):
         return class_row_weights(self.class_weight, self.classes_, labels, sample_weight, partial=partial)
 
 
-LeastSquaresRegressorCV.__doc__ = LeastSquaresRegressorCV.__doc__.format(shared=_SHARED_DOC)
-LeastSquaresClassifierCV.__doc__ = LeastSquaresClassifierCV.__doc__.format(shared=_SHARED_DOC)
+LeastSquaresRegressorCV.__doc__ = LeastSquaresRegressorCV.__doc__.format(shared=_SHARED_DOC,
+                                                                         references=_REFERENCES_DOC)
+LeastSquaresClassifierCV.__doc__ = LeastSquaresClassifierCV.__doc__.format(shared=_SHARED_DOC,
+                                                                           references=_REFERENCES_DOC)

@@ -275,7 +275,7 @@ class MinHash(SparseFeatureMap):
         ----------
         X : {array-like, sparse matrix} of shape (n, n_features)
         Y : {array-like, sparse matrix} of shape (m, n_features) or None
-            ``None`` means ``Y = X``.
+            ``None``: the Gram matrix of ``X``, ``Y = X``.
 
         Returns
         -------

@@ -9,14 +9,13 @@ import scipy.sparse as sp
 from numba import njit
 
 from ._core.base import FeatureMap, KernelParameter
-from ._kernels.bandwidth import resolve_gamma
 from ._kernels.blocks import KernelBlocks
 from ._kernels.exact import exact_kernel
 from ._kernels.frames import SHIFT_INVARIANT, shift_invariant_frame
-from ._kernels.matern import check_nu
+from ._kernels.matern import NU_DOC, check_nu
 from ._numba.fastmath import FASTMATH
-from ._kernels.landmarks import EIG_FLOOR, check_landmarks, choose_landmarks, landmark_count, uniform_indices
-from ._core.rows import bandwidth_input
+from ._kernels.landmarks import EIG_FLOOR, set_up_landmarks
+from ._kernels.params import FittedKernelMixin
 from ._kernels.user import (as_dense, callable_block, callable_gram, check_kernel_params_or_user,
                             check_square_gram, kernel_label, user_kernel_kind)
 
@@ -76,8 +75,8 @@ class _UserKernelFeatures(NamedTuple):
         np.matmul(np.asarray(G, dtype=out.dtype), self.normalization, out=out)
 
 
-class Nystroem(FeatureMap):
-    """Nyström features ``u(x) = (W^+)^(1/2) [k(x, v_1), ..., k(x, v_m)]``.
+class Nystroem(FittedKernelMixin, FeatureMap):
+    __doc__ = """Nyström features ``u(x) = (W^+)^(1/2) [k(x, v_1), ..., k(x, v_m)]``.
 
     With landmarks ``v_j`` and their Gram matrix ``W``, ``u(x) . u(y)`` is the
     Nyström approximation ``C W^+ C^T`` of the kernel; it is exact on the landmarks.
@@ -131,10 +130,7 @@ class Nystroem(FeatureMap):
         Polynomial degree.
     coef0 : float, default=1.0
         Polynomial offset.
-    nu : float, default=1.5
-        The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
-        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels.exact`).
-    landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
+""" + NU_DOC + """    landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
         * ``'uniform'``: ``m`` distinct training rows, ``rng.permutation(n)[:m]``
           with a ``RandomState``: the same seed picks the same landmarks as
           scikit-learn's ``Nystroem``.
@@ -243,19 +239,14 @@ class Nystroem(FeatureMap):
         if user_kernel_kind(self.kernel) is not None:
             return self._fit_user_kernel(X, rng)
         kernel, degree, coef0 = check_kernel_params_or_user(self.kernel, self.degree, self.coef0)
-        n = X.shape[0]
+
+        def set_kernel(_):
+            self.kernel_, self.degree_, self.coef0_ = kernel, degree, coef0
+            self.nu_ = check_nu(self.nu)
+
         # more landmarks than rows would repeat rows: m columns of rank at most n
-        m = self.n_components_ = landmark_count(self.n_components_, n, self.landmarks)
-        rule = check_landmarks(self.landmarks, m, X.shape[1])
-        self.kernel_ = kernel
-        self.degree_ = degree
-        self.coef0_ = coef0
-        self.nu_ = check_nu(self.nu)
-        # drawn first, as scikit-learn does, so one seed gives its landmarks
-        indices = uniform_indices(n, m, rng) if isinstance(rule, str) and rule == "uniform" else None
-        self.gamma_ = resolve_gamma(self.gamma, bandwidth_input(self.gamma, X), kernel, rng)
-        self.components_, self.component_indices_ = choose_landmarks(X, m, rule, self._kernel_params(),
-                                                                     rng, indices)
+        set_up_landmarks(X, self.n_components_, self.landmarks, rng, gamma=self.gamma, kernel=kernel,
+                         kernel_params=self._kernel_params_for, before_draw=set_kernel).set_on(self)
         if kernel in SHIFT_INVARIANT:
             # transform evaluates k on (x - center_) / frame_scale_ (see shift_invariant_frame)
             self.center_, self.frame_scale_ = shift_invariant_frame(self.components_)
@@ -269,11 +260,8 @@ class Nystroem(FeatureMap):
         self.kernel_, self.degree_, self.coef0_, self.nu_, self.gamma_ = kind, None, None, None, None
         self.center_, self.frame_scale_ = None, 1.0
         if kind == "callable":
-            m = self.n_components_ = landmark_count(self.n_components_, X.shape[0], self.landmarks)
-            rule = check_landmarks(self.landmarks, m, X.shape[1])
-            indices = uniform_indices(X.shape[0], m, rng) if isinstance(rule, str) and rule == "uniform" else None
-            self.components_, self.component_indices_ = choose_landmarks(X, m, rule, {"kernel": self.kernel}, rng,
-                                                                         indices)
+            set_up_landmarks(X, self.n_components_, self.landmarks, rng, gamma=None, kernel=None,
+                             kernel_params=lambda _: {"kernel": self.kernel}).set_on(self)
             return self._set_normalization(callable_gram(self.kernel, self.components_))
         if not (isinstance(self.landmarks, str) and self.landmarks == "uniform"):
             raise ValueError("kernel='precomputed' takes every row of the fit matrix K(landmarks, landmarks) as a "
@@ -354,5 +342,4 @@ class Nystroem(FeatureMap):
             raise ValueError("kernel='precomputed' has no kernel to evaluate: the Gram matrices are the input")
         if self.kernel_ == "callable":
             return {"kernel": self.kernel}
-        return {"kernel": self.kernel_, "gamma": self.gamma_, "degree": self.degree_,
-                "coef0": self.coef0_, "nu": self.nu_}
+        return super()._kernel_params()

@@ -7,7 +7,8 @@ from sklearn.utils import check_random_state
 from ._core.base import classes_from_scores
 from ._core.targets import OneVsRestFitMixin, RegressionFitMixin
 from ._core.validation import is_dask_array
-from ._machines.nystroem import NystroemMachineBase, dask_kernel_machines
+from ._kernels.matern import NU_DOC
+from ._machines.nystroem import KERNEL_CACHE_DOC, NystroemMachineBase, dask_kernel_machines
 from ._solvers.falkon import nystroem_kernel_ridge
 
 __all__ = ["NystroemKernelRidge", "NystroemKernelRidgeClassifier"]
@@ -56,10 +57,7 @@ _SHARED_DOC = """
         Bandwidth or a heuristic (see :func:`kernelmaps.resolve_gamma`).
     degree : int, default=2
     coef0 : float, default=1.0
-    nu : float, default=1.5
-        The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
-        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels.exact`).
-    landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
+""" + NU_DOC + """    landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
         How the centres are chosen, as in :class:`kernelmaps.Nystroem`.
     max_iter : int, default=100
         Conjugate gradient iterations (a ``ConvergenceWarning`` when reached).
@@ -77,17 +75,7 @@ _SHARED_DOC = """
         ``n_iter_no_change`` iterations, keeping the best coefficients.
     validation_fraction : float in (0, 1), default=0.1
     n_iter_no_change : int, default=5
-    kernel_cache : 'auto', None or float, default='auto'
-        Keep ``K(X, C)`` (``n m`` entries of ``X``'s dtype: 16 GB for 10^6 float32
-        rows and 4096 centres) after the first pass, so that every later pass
-        reads it instead of evaluating the kernel: a pass then costs the two
-        products only. ``'auto'`` keeps it when it takes at most half of the
-        memory available at fit time (``AUTO_CACHE_FRACTION`` of
-        :mod:`kernelmaps._machines.nystroem`); a number is a budget in bytes
-        (refused up front when that much memory is not available); ``None``
-        evaluates the kernel in every pass. The coefficients are the same either
-        way, bit for bit. Dask input always evaluates the kernel in each task.
-    verbose : bool, default=False
+""" + KERNEL_CACHE_DOC + """    verbose : bool, default=False
         A tqdm progress bar over the iterations, with the residual.
     random_state : int, RandomState or None
         Seeds the centres, the bandwidth heuristic's sample and the split.

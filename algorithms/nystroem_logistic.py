@@ -7,14 +7,15 @@ from sklearn.utils import check_random_state
 from ._core.base import classes_from_scores
 from ._core.targets import OneVsRestFitMixin
 from ._core.validation import check_bool, check_integer
-from ._machines.nystroem import NystroemMachineBase
+from ._kernels.matern import NU_DOC
+from ._machines.nystroem import KERNEL_CACHE_DOC, NystroemMachineBase
 from ._solvers.logistic_newton import nystroem_logistic_newton
 
 __all__ = ["NystroemLogisticRegression"]
 
 
 class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMachineBase):
-    """Kernel logistic regression on Nyström centres, by Newton steps solved with Falkon's CG.
+    __doc__ = """Kernel logistic regression on Nyström centres, by Newton steps solved with Falkon's CG.
 
     The model is ``f(x) = sum_j a_j k(x, c_j)`` on ``m = n_components`` centres.
     For each one-vs-rest ±1 column ``y`` (one column for two classes) it minimizes
@@ -56,10 +57,7 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
     degree : int, default=2
     coef0 : float, default=1.0
-    nu : float, default=1.5
-        The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
-        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels.exact`).
-    landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
+""" + NU_DOC + """    landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
         As in :class:`kernelmaps.Nystroem`. With training rows as centres
         (uniform, leverage) the preconditioner uses their weights; otherwise the
         mean weight.
@@ -75,17 +73,7 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
         Newton steps, keeping the best coefficients.
     validation_fraction : float in (0, 1), default=0.1
     n_iter_no_change : int, default=5
-    kernel_cache : 'auto', None or float, default='auto'
-        Keep ``K(X, C)`` (``n m`` entries of ``X``'s dtype: 16 GB for 10^6 float32
-        rows and 4096 centres) after the first pass, so that every later pass
-        reads it instead of evaluating the kernel: a pass then costs the two
-        products only. ``'auto'`` keeps it when it takes at most half of the
-        memory available at fit time (``AUTO_CACHE_FRACTION`` of
-        :mod:`kernelmaps._machines.nystroem`); a number is a budget in bytes
-        (refused up front when that much memory is not available); ``None``
-        evaluates the kernel in every pass. The coefficients are the same either
-        way, bit for bit. Dask input always evaluates the kernel in each task.
-    verbose : bool, default=False
+""" + KERNEL_CACHE_DOC + """    verbose : bool, default=False
         A tqdm progress bar over the Newton steps.
     random_state : int, RandomState or None
 
@@ -217,7 +205,7 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like or dask.array of shape (n_samples, n_features)
 
         Returns
         -------

@@ -119,7 +119,7 @@ class OrthogonalRandomFeatures(CosineFeatureMap):
     Attributes
     ----------
     gamma_ : float
-        The numeric bandwidth used.
+        The numeric bandwidth used (``gamma``, or the heuristic's value).
     kernel_ : str
         Canonical kernel name.
     nu_ : float or None

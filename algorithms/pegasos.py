@@ -10,14 +10,14 @@ from ._core.base import RegisteredEstimator, classes_from_scores, encode_classes
 from ._core.validation import (FeatureOverflowError, check_fits_in_memory, check_input, check_n_components,
                                check_positive, clear_fitted_state)
 from ._core.parallel import blas_single_thread
-from ._core.sample_weights import check_sample_weight, class_row_weights, drop_zero_weights
+from ._core.sample_weights import CLASS_WEIGHT_DOC, check_sample_weight, class_row_weights, drop_zero_weights
 from ._solvers.pegasos_dense import draw_minibatches, pegasos_steps
 
 __all__ = ["PegasosSVC"]
 
 
 class PegasosSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
-    """Linear SVM trained by minibatch Pegasos, one-vs-rest for multi-class.
+    __doc__ = """Linear SVM trained by minibatch Pegasos, one-vs-rest for multi-class.
 
     Minimizes ``lam/2 (||w||^2 + b^2) + mean_i max(0, 1 - y_i (w . z_i + b))`` per
     class by minibatch sub-gradient steps of size ``1/(lam t)``, each followed by
@@ -56,13 +56,7 @@ class PegasosSVC(ClassifierMixin, RegisteredEstimator, BaseEstimator):
         Number of Pegasos steps.
     fit_intercept : bool, default=True
     random_state : int, RandomState or None
-    class_weight : dict, 'balanced' or None, default=None
-        Multiplies the weight of each row by its class's: a dict maps classes to
-        weights (1 for the classes it omits; a class it names that ``y`` lacks is
-        an error); 'balanced' weighs class ``k`` by ``n / (n_classes * n_k)``
-        (``sklearn.utils.class_weight.compute_sample_weight``; with
-        ``sample_weight``, ``n`` and ``n_k`` are the weighted counts).
-
+""" + CLASS_WEIGHT_DOC + """
     Attributes
     ----------
     classes_ : ndarray

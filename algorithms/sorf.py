@@ -27,14 +27,17 @@ class StructuredOrthogonalFeatures(HadamardGaussianMap):
     n_components : int, default=100
         Output width D; must be even for ``output='cossin'``.
     gamma : float or {'scale', 'median', 'knn50'}, default='scale'
-        Bandwidth, with the semantics of ``RandomFourierFeatures(kernel='gaussian')``.
+        Bandwidth, as in :class:`kernelmaps.Fastfood`: the semantics of
+        ``RandomFourierFeatures(kernel='gaussian')``.
     output : {'cos', 'cossin'}, default='cos'
     random_state : int, RandomState or None
 
     Attributes
     ----------
     gamma_ : float
+        The numeric bandwidth used.
     padded_features_ : int
+        ``p``, the side of each block.
     n_blocks_ : int
     blocks_ : tuple of ndarray of shape (n_blocks_, p)
         ``(D3, D2, D1)``, the scale folded into ``D1``.

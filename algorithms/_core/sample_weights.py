@@ -14,8 +14,18 @@ import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.validation import _check_sample_weight
 
-__all__ = ["box_constraints", "check_class_weight", "check_sample_weight", "class_row_weights", "drop_zero_weights",
-           "refuse_balanced", "svm_row_weights"]
+__all__ = ["CLASS_WEIGHT_DOC", "box_constraints", "check_class_weight", "check_sample_weight", "class_row_weights",
+           "drop_zero_weights", "refuse_balanced", "svm_row_weights"]
+
+#: The ``class_weight`` parameter's text in the docstrings of the classifiers that
+#: weigh their rows by :func:`class_row_weights`.
+CLASS_WEIGHT_DOC = """    class_weight : dict, 'balanced' or None, default=None
+        Multiplies the weight of each row by its class's: a dict maps classes to
+        weights (1 for the classes it omits; a class it names that ``y`` lacks is
+        an error); 'balanced' weighs class ``k`` by ``n / (n_classes * n_k)``
+        (``sklearn.utils.class_weight.compute_sample_weight``; with
+        ``sample_weight``, ``n`` and ``n_k`` are the weighted counts).
+"""
 
 
 def check_sample_weight(sample_weight, X):

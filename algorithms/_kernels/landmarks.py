@@ -7,11 +7,13 @@ coefficients live on them.
 
 import numbers
 import warnings
+from typing import NamedTuple, Optional
 
 import numpy as np
 
+from .bandwidth import resolve_gamma
 from .exact import exact_kernel
-from .._core.rows import dense_rows
+from .._core.rows import bandwidth_input, dense_rows
 from .._core.validation import check_choice, check_integer, user_stacklevel
 
 #: Eigenvalues of the landmark Gram below ``EIG_FLOOR * max eigenvalue`` are dropped.
@@ -209,3 +211,65 @@ def choose_landmarks(X, m, rule, kernel_params, rng, indices=None):
         indices = leverage_indices(X, m, kernel_params, rng)
         V = dense_rows(X, indices)
     return np.ascontiguousarray(V, dtype=np.float64), indices
+
+
+class LandmarkSetUp(NamedTuple):
+    """What :func:`set_up_landmarks` chose: the estimator's ``n_components_``,
+    ``component_indices_``, ``gamma_`` and ``components_``."""
+
+    count: int
+    indices: Optional[np.ndarray]
+    gamma: Optional[float]
+    components: np.ndarray
+
+    def set_on(self, estimator):
+        """Set the estimator's ``n_components_``, ``component_indices_``, ``gamma_`` and ``components_``."""
+        estimator.n_components_, estimator.component_indices_ = self.count, self.indices
+        estimator.gamma_, estimator.components_ = self.gamma, self.components
+
+
+def set_up_landmarks(X, n_components, landmarks, rng, *, gamma, kernel, kernel_params, n_rows=None,
+                     auto=None, before_draw=None):
+    """The landmarks of a fit and the bandwidth of their kernel, drawn in the one order
+    of :class:`kernelmaps.Nystroem` and the Nyström kernel machines.
+
+    The count (:func:`landmark_count`) and the rule (:func:`check_landmarks`) are
+    checked first; ``before_draw(count)`` then runs its own checks before any draw.
+    A ``'uniform'`` rule draws its rows before the bandwidth, as scikit-learn's
+    ``Nystroem`` does, so that one seed gives scikit-learn's landmarks.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, d)
+        The rows the landmarks are drawn from (for Dask input, a sample of them).
+    n_components : int or 'auto'
+    landmarks : str or array-like
+    rng : RandomState
+    gamma : float or str
+        The ``gamma`` parameter, resolved by :func:`kernelmaps.resolve_gamma`.
+    kernel : str or None
+        The kernel's name; ``None`` for a user's callable, which has no bandwidth
+        (``gamma`` is then not resolved and the returned ``gamma`` is ``None``).
+    kernel_params : callable
+        ``kernel_params(gamma)``: keywords of :func:`kernelmaps.exact_kernel` (or
+        ``{"kernel": callable}``), for the ``'leverage'`` rule.
+    n_rows : int or None
+        The rows in all when ``X`` is a sample of them (``None``: ``X.shape[0]``).
+    auto : int or None
+        What ``'auto'`` asks for at most (``None``: ``'auto'`` is refused).
+    before_draw : callable or None
+        ``before_draw(count)``, run after the count and rule checks.
+
+    Returns
+    -------
+    LandmarkSetUp
+    """
+    count = landmark_count(n_components, X.shape[0] if n_rows is None else n_rows, landmarks, auto=auto)
+    rule = check_landmarks(landmarks, count, X.shape[1])
+    if before_draw is not None:
+        before_draw(count)
+    indices = uniform_indices(X.shape[0], count, rng) if isinstance(rule, str) and rule == "uniform" else None
+    # a user's callable has no bandwidth
+    gamma = None if kernel is None else resolve_gamma(gamma, bandwidth_input(gamma, X), kernel, rng)
+    components, indices = choose_landmarks(X, count, rule, kernel_params(gamma), rng, indices)
+    return LandmarkSetUp(count, indices, gamma, components)

@@ -30,6 +30,13 @@ from .._numba.fastmath import FASTMATH
 #: polynomial's coefficients stay well inside float32 up to here.
 MAX_CLOSED_FORM_ORDER = 8
 
+#: The ``nu`` parameter's text in the docstrings of the estimators that evaluate
+#: the exact kernels (:func:`check_nu` validates it).
+NU_DOC = """    nu : float, default=1.5
+        The Matérn smoothness (> 0), used only when ``kernel='matern'`` (whose
+        length-scale is ``1 / sqrt(2 gamma_)``; see :mod:`kernelmaps._kernels.exact`).
+"""
+
 
 def check_nu(nu):
     """The Matérn smoothness ``nu`` as a float; ``ValueError`` unless a finite real > 0."""

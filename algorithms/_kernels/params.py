@@ -14,5 +14,11 @@ class FittedKernelMixin:
             ``kernel``, ``gamma``, ``degree``, ``coef0`` and ``nu`` (the Matérn
             smoothness, read only when ``kernel`` is ``'matern'``).
         """
-        return {"kernel": self.kernel_, "gamma": self.gamma_, "degree": self.degree_,
+        return self._kernel_params_for(self.gamma_)
+
+    def _kernel_params_for(self, gamma):
+        """:meth:`_kernel_params` with the bandwidth ``gamma``, for a fit that has set
+        every kernel attribute but ``gamma_`` (see
+        :func:`kernelmaps._kernels.landmarks.set_up_landmarks`)."""
+        return {"kernel": self.kernel_, "gamma": gamma, "degree": self.degree_,
                 "coef0": self.coef0_, "nu": self.nu_}

@@ -23,13 +23,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.base import KernelParameter, RegisteredEstimator, classes_from_scores
 from .._core.parallel import n_worker_threads
-from .._core.rows import bandwidth_input
 from .._core.validation import (MEMORY_FRACTION, available_memory_bytes, check_bool, check_fits_in_memory,
                                 check_fraction, check_input, check_integer, check_positive, dask_support,
                                 is_dask_array, user_stacklevel, validation_rows)
-from .._kernels.bandwidth import resolve_gamma
 from .._kernels.exact import exact_kernel
-from .._kernels.landmarks import check_landmarks, choose_landmarks, landmark_count, uniform_indices
+from .._kernels.landmarks import check_landmarks, landmark_count, set_up_landmarks
 from .._kernels.matern import check_nu
 from .._kernels.names import check_kernel_params
 from .._kernels.params import FittedKernelMixin
@@ -40,6 +38,18 @@ AUTO_CENTRES = 1000
 #: ``kernel_cache='auto'`` keeps ``K(X, C)`` when it takes at most this share of the
 #: memory available at fit time (after the solver's own plan).
 AUTO_CACHE_FRACTION = 0.5
+#: The ``kernel_cache`` parameter's text, shared by the Nyström kernel machines' docstrings.
+KERNEL_CACHE_DOC = """    kernel_cache : 'auto', None or float, default='auto'
+        Keep ``K(X, C)`` (``n m`` entries of ``X``'s dtype: 16 GB for 10^6 float32
+        rows and 4096 centres) after the first pass, so that every later pass
+        reads it instead of evaluating the kernel: a pass then costs the two
+        products only. ``'auto'`` keeps it when it takes at most half of the
+        memory available at fit time (``AUTO_CACHE_FRACTION`` of
+        :mod:`kernelmaps._machines.nystroem`); a number is a budget in bytes
+        (refused up front when that much memory is not available); ``None``
+        evaluates the kernel in every pass. The coefficients are the same either
+        way, bit for bit. Dask input always evaluates the kernel in each task.
+"""
 
 
 def check_kernel_cache(kernel_cache):
@@ -152,16 +162,10 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
         ``n_rows`` rows in all; a rule draws at most one centre per row
         (:func:`kernelmaps._kernels.landmarks.landmark_count`).
         """
-        d = X.shape[1]
-        n = X.shape[0] if n_rows is None else n_rows
-        m = self.n_components_ = landmark_count(self.n_components, n, self.landmarks, auto=AUTO_CENTRES)
-        self.check_memory_plan(m, d, X.dtype)
-        rule = check_landmarks(self.landmarks, m, d)
         # drawn from the rows at hand (for Dask input, the sample)
-        indices = uniform_indices(X.shape[0], m, rng) if isinstance(rule, str) and rule == "uniform" else None
-        self.gamma_ = resolve_gamma(self.gamma, bandwidth_input(self.gamma, X), self.kernel_, rng)
-        self.components_, self.component_indices_ = choose_landmarks(X, m, rule, self._kernel_params(),
-                                                                     rng, indices)
+        set_up_landmarks(X, self.n_components, self.landmarks, rng, gamma=self.gamma, kernel=self.kernel_,
+                         kernel_params=self._kernel_params_for, n_rows=n_rows, auto=AUTO_CENTRES,
+                         before_draw=lambda m: self.check_memory_plan(m, X.shape[1], X.dtype)).set_on(self)
 
     #: ``m x m`` float64 matrices the solver holds at once (the centres' Gram matrix,
     #: the preconditioner's two Cholesky factors and a temporary); the logistic

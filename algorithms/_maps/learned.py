@@ -248,7 +248,8 @@ class LearnedCosineMap(FeatureMap):
 
         Returns
         -------
-        self
+        self : object
+            The map, with its projection and offsets learned.
         """
         if is_dask_array(X):
             return dask_support().fit(self, X, y)

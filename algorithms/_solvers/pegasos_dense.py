@@ -135,10 +135,8 @@ def pegasos_steps(Z, signs, W, b, batches, lam, t0, fit_intercept, weights=None)
 
     References
     ----------
-    Shalev-Shwartz, S., Singer, Y., Srebro, N. and Cotter, A. Pegasos: primal
-    estimated sub-gradient solver for SVM. Mathematical Programming 127, 2011.
-    Yu, F. X. et al. Compact nonlinear maps and circulant extensions. 2015,
-    Algorithm 1.
+    Those of :class:`kernelmaps.PegasosSVC`: Shalev-Shwartz et al. (2011), the
+    Pegasos steps, and Yu et al. (2015), Algorithm 1, the minibatch.
     """
     n_steps, m = batches.shape
     D, C = W.shape
