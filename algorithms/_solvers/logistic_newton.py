@@ -12,7 +12,8 @@ step solves ``H d = g`` with ``g = K^T l' / n + lam K_mm a`` and
 conjugate gradient preconditioned by ``B = T^{-1} A^{-1}``, ``T = chol(K_mm)``,
 ``A = chol(T D T^T / m + lam I)``, where ``D`` holds the weights of the centres
 (``K_mm D K_mm / m`` is the centres' estimate of ``K^T W K / n``; for centres that
-are not training rows, ``D`` is the mean weight). As in Meanti et al. (2020),
+are not training rows, ``D`` is the mean weight), averaged over the columns: one
+factor preconditions every column's CG. As in Meanti et al. (2020),
 ``lam`` follows a decreasing path, one Newton step per value, from a large ridge,
 where Newton's method converges from zero, down to the target, where the steps
 continue until the gradient is small: each step starts inside the region where
@@ -230,19 +231,19 @@ def _newton_direction(K, T, weights, point, gradient, penalty, fit_intercept, ce
     """Newton's step ``(d, d_b)`` per column, ``d`` by CG on ``B^T S B v = B^T r``, ``d = B v``."""
     n, m = K.shape
     k = gradient.shape[1]
-    if centre_rows is not None:
-        centre_weights = weights[centre_rows]
-    else:
-        centre_weights = np.broadcast_to(weights.mean(axis=0), (m, k))
     # one factor for every column, from the columns' mean weights: k factors of
     # O(m^3) each cost more than the passes of a many-class problem, and the CG of
     # each column stays exact (only its preconditioner is shared)
-    A = ridge_cholesky(T, centre_weights.mean(axis=1), m, penalty)
+    if centre_rows is not None:
+        centre_weights = weights[centre_rows].mean(axis=1)
+    else:
+        centre_weights = np.full(m, weights.mean(axis=0).mean())
+    A = ridge_cholesky(T, centre_weights, m, penalty)
     u, s = point.weighted_sum, point.weight_mean
     # s > 0 unless every weight underflowed (a separable column far along its path)
     s_safe = np.where(s > 0, s, 1.0)
 
-    def per_column(U, trans):
+    def through_A(U, trans):
         return scipy.linalg.solve_triangular(A, U, lower=False, trans=trans)
 
     def schur(V):
@@ -252,16 +253,16 @@ def _newton_direction(K, T, weights, point, gradient, penalty, fit_intercept, ce
         return image
 
     def preconditioned_hessian(U):
-        inner = per_column(U, "N")
+        inner = through_A(U, "N")
         V = scipy.linalg.solve_triangular(T, inner, lower=False)
         image = scipy.linalg.solve_triangular(T, schur(V), lower=False, trans="T")
         # the ridge through T (lam T^T T = lam K_mm up to the jitter), exact in the new variables
-        return per_column(image + penalty * inner, "T")
+        return through_A(image + penalty * inner, "T")
 
     residual = gradient - u * (point.intercept_gradient / (n * s_safe)) if fit_intercept else gradient
-    rhs = per_column(scipy.linalg.solve_triangular(T, residual, lower=False, trans="T"), "T")
+    rhs = through_A(scipy.linalg.solve_triangular(T, residual, lower=False, trans="T"), "T")
     result = conjugate_gradient(preconditioned_hessian, rhs, max_iter=max_iter, tol=tol)
-    direction = scipy.linalg.solve_triangular(T, per_column(result.x, "N"), lower=False)
+    direction = scipy.linalg.solve_triangular(T, through_A(result.x, "N"), lower=False)
     if not fit_intercept:
         return direction, np.zeros(k), result.n_iter
     intercept_direction = (point.intercept_gradient - np.einsum("ij,ij->j", u, direction) / n) / s_safe
