@@ -145,15 +145,16 @@ class KernelOperator(LinearOperator):
     def kernel_block(self, start, stop):
         """``K(X[start:stop], C)``, in per-thread scratch (valid until the thread's next block),
         or read from the kept blocks."""
-        if self.kept is not None and start % self.block == 0:
-            index = start // self.block
-            if self._block_kept[index]:
-                return self.kept[start:stop]
+        # a whole block of the pass's cut is kept once, under its index
+        keeps = self.kept is not None and start % self.block == 0 \
+            and stop == min(start + self.block, self.shape[0])
+        if keeps and self._block_kept[start // self.block]:
+            return self.kept[start:stop]
         G = self.blocks.block(self.X[start:stop])
         self.blocks.check(G, f"on rows {start}-{stop - 1}")
-        if self.kept is not None and start % self.block == 0 and stop - start == min(self.block, self.shape[0] - start):
+        if keeps:
             self.kept[start:stop] = G
-            self._block_kept[index] = True
+            self._block_kept[start // self.block] = True
         return G
 
     def _as_block_dtype(self, A):
