@@ -30,31 +30,19 @@ EXP_FMAS = {"float32": 8, "float64": 13}
 COLUMNS = ("evaluated", "kept", "FMA limit")
 
 
-def _cpu_seconds(step, repeats):
-    """Median process CPU time of ``step()`` over ``repeats`` calls."""
+def _gemm_fma_rate(dtype, repeats):
+    """Fused multiply-adds per second of one-thread GEMM (a 2048 x 256 by 256 x 2048 product)."""
     import time
 
     import numpy as np
 
-    samples = []
-    for _ in range(repeats):
-        start = time.process_time()
-        step()
-        samples.append(time.process_time() - start)
-    return float(np.median(samples))
-
-
-def _gemm_fma_rate(dtype, repeats):
-    """Fused multiply-adds per second of one-thread GEMM (a 2048 x 256 by 256 x 2048 product)."""
-    import numpy as np
-
+    from benchmarks.common import median_seconds
     from benchmarks.experiments._common import one_blas_thread
 
     rng = np.random.default_rng(1)
     A, B = (rng.standard_normal((2048, 256)).astype(dtype), rng.standard_normal((256, 2048)).astype(dtype))
     with one_blas_thread():
-        A @ B
-        seconds = _cpu_seconds(lambda: A @ B, repeats)
+        seconds = median_seconds(lambda: A @ B, repeats, warmup=True, clock=time.process_time)
     return 2048 * 2048 * 256 / seconds
 
 
@@ -74,8 +62,11 @@ def _gemm_fma_rate(dtype, repeats):
     size=Size("rows", "{} rows", claim=100_000),
 )
 def kernel_pass_speed(run):
+    import time
+
     import numpy as np
 
+    from benchmarks.common import median_seconds
     from benchmarks.machine import machine_info
     from kernelmaps._solvers.kernel_operator import KernelOperator
 
@@ -97,8 +88,10 @@ def kernel_pass_speed(run):
                     V = rng.standard_normal((m, k))
                     kept.normal_matvec(V)  # keeps the blocks (and compiles)
                     evaluated.normal_matvec(V)
-                    ns = {"evaluated": _cpu_seconds(lambda: evaluated.normal_matvec(V), s["repeats"]),
-                          "kept": _cpu_seconds(lambda: kept.normal_matvec(V), s["repeats"])}
+                    ns = {"evaluated": median_seconds(lambda: evaluated.normal_matvec(V), s["repeats"],
+                                                      clock=time.process_time),
+                          "kept": median_seconds(lambda: kept.normal_matvec(V), s["repeats"],
+                                                 clock=time.process_time)}
                     ns = {key: seconds / (n * m) * 1e9 for key, seconds in ns.items()}
                     ns["FMA limit"] = (d + EXP_FMAS[dtype] + 2 * k) / rates[dtype] * 1e9
                     cells[dtype, d, m, k] = ns
