@@ -36,18 +36,19 @@ from .._solvers.kernel_operator import KernelOperator
 #: The centres ``n_components='auto'`` asks for: ``min(AUTO_CENTRES, rows)``.
 AUTO_CENTRES = 1000
 #: ``kernel_cache='auto'`` keeps ``K(X, C)`` when it takes at most this share of the
-#: memory available at fit time (after the solver's own plan).
+#: memory one estimator may plan to use (``MEMORY_FRACTION`` of the memory available at
+#: fit time): 40 % of the available memory.
 AUTO_CACHE_FRACTION = 0.5
 #: The ``kernel_cache`` parameter's text, shared by the Nyström kernel machines' docstrings.
 KERNEL_CACHE_DOC = """    kernel_cache : 'auto', None or float, default='auto'
         Keep ``K(X, C)`` (``n m`` entries of ``X``'s dtype: 16 GB for 10^6 float32
         rows and 4096 centres) after the first pass, so that every later pass
         reads it instead of evaluating the kernel: a pass then costs the two
-        products only. ``'auto'`` keeps it when it takes at most half of the
+        products only. ``'auto'`` keeps it when it takes at most 40 % of the
         memory available at fit time (``AUTO_CACHE_FRACTION`` of
-        :mod:`kernelmaps._machines.nystroem`); a number is a budget in bytes
-        (refused up front when that much memory is not available); ``None``
-        evaluates the kernel in every pass. The coefficients are the same either
+        :mod:`kernelmaps._machines.nystroem` times ``MEMORY_FRACTION``); a
+        number is a budget in bytes (refused up front when that much memory is
+        not available); ``None`` evaluates the kernel in every pass. The coefficients are the same either
         way, bit for bit. Dask input always evaluates the kernel in each task.
 """
 
