@@ -157,3 +157,24 @@ def test_random_binning_setups_warm_exactly_what_is_timed(monkeypatch, tmp_path)
     for label, bench in errors.items():
         bench.setup(label, 32)
         assert 0 < bench.track_kernel_error(label, 32) < 2
+
+
+def test_tuning_setups_warm_exactly_what_is_timed(monkeypatch, tmp_path):
+    """The cross-validated least-squares fits, ours and scikit-learn's, compile nothing when timed,
+    and ours choose the alpha scikit-learn chooses."""
+    monkeypatch.setenv("KERNELMAPS_BENCH_CACHE", str(tmp_path))
+    from benchmarks import bench_tuning, common
+
+    common._WARM.clear()
+    (labels,) = bench_tuning.AlphaByLeaveOneOut.params
+    assert any(label.startswith("sklearn.") for label in labels), "the tuning benchmark runs no peer"
+    chosen = {}
+    for label in labels:
+        bench = bench_tuning.AlphaByLeaveOneOut()
+        bench.setup(label)
+        before = _compiled_overloads()
+        bench.time_fit(label)
+        assert _compiled_overloads() == before, f"time_fit of {label} compiled Numba code inside the timed call"
+        chosen[label] = bench.model.alpha_
+    assert chosen["least_squares_cv"] == chosen["sklearn.RidgeClassifierCV"]
+    assert chosen["least_squares_regressor_cv"] == chosen["sklearn.RidgeCV"]
