@@ -13,6 +13,7 @@ from ._kernels.matern import NU_DOC, check_nu
 from ._kernels.names import check_kernel_params
 from ._kernels.user import (callable_gram, check_precomputed_columns, check_square_gram, drop_zero_weight_gram,
                             user_kernel_kind)
+from ._solvers.cholesky import lower_cholesky
 from ._machines.gaussian_process import (GaussianPosteriorMixin, check_amplitude, fitted_amplitude,
                                          function_space_log_det, log_evidence)
 from ._core.sample_weights import CLASS_WEIGHT_DOC, check_sample_weight, class_row_weights, drop_zero_weights
@@ -94,7 +95,7 @@ class _KernelRidgeBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
         K[np.diag_indices_from(K)] += alpha
         factor = None
         try:
-            factor = scipy.linalg.cholesky(K, lower=True, check_finite=False)
+            factor = lower_cholesky(K)
             dual_coef = scipy.linalg.cho_solve((factor, True), T, check_finite=False)
         except np.linalg.LinAlgError:
             # K + alpha I is positive definite in exact arithmetic; round-off with a
@@ -136,7 +137,7 @@ class _KernelRidgeBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
 class KernelRidge(RegressorMixin, GaussianPosteriorMixin, RegressionFitMixin, _KernelRidgeBase):
     __doc__ = """Exact kernel ridge regression, ``f(x) = sum_i c_i k(x_i, x)``, and its Gaussian-process posterior.
 
-    ``c = (K + alpha I)^-1 y`` by a Cholesky factorization (``scipy.linalg.cholesky``):
+    ``c = (K + alpha I)^-1 y`` by a Cholesky factorization (LAPACK's, in blocks above order 4096):
     O(n^2 d) time for the Gram matrix, O(n^3) for the solve, O(n^2) memory, so for
     small N only. There is no intercept, as in ``sklearn.kernel_ridge.KernelRidge``
     (whose predictions this matches): center ``y`` or add a constant to the kernel.

@@ -282,14 +282,14 @@ def test_compensated_sums_do_not_depend_on_the_order():
 
 def test_blocked_factorizations_match_lapack(monkeypatch):
     """Large orders are factored in blocks (OpenBLAS's threaded potrf and syrk crashed at m = 16384)."""
-    from kernelmaps._solvers import falkon
+    from kernelmaps._solvers import cholesky, falkon
 
     rng = np.random.default_rng(7)
     A = rng.standard_normal((300, 120))
     K = A @ A.T / 120 + np.eye(300)
     T = np.triu(rng.standard_normal((300, 300)))
     w = rng.uniform(0, 1, 300)
-    monkeypatch.setattr(falkon, "BLOCK_ORDER", 64)
+    monkeypatch.setattr(cholesky, "BLOCK_ORDER", 64)
     U = falkon.upper_cholesky(K.copy())
     np.testing.assert_allclose(U, scipy.linalg.cholesky(K, lower=False), atol=1e-12)
     A_w = falkon.ridge_cholesky(T, w, 300, 1e-3)

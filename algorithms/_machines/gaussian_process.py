@@ -50,6 +50,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.parallel import block_rows
 from .._core.validation import check_fits_in_memory, check_integer
+from .._solvers.cholesky import lower_cholesky
 
 #: Jitter added to the diagonal of a posterior covariance before its Cholesky
 #: factorization in :func:`jittered_cholesky`, as fractions of its largest
@@ -167,7 +168,7 @@ def jittered_cholesky(cov):
         jittered = cov.copy()
         jittered[np.diag_indices_from(jittered)] += jitter * scale
         try:
-            return scipy.linalg.cholesky(jittered, lower=True, check_finite=False)
+            return lower_cholesky(jittered, overwrite_a=True)
         except np.linalg.LinAlgError:
             continue
     raise np.linalg.LinAlgError(f"the posterior covariance is not positive semi-definite: its Cholesky "

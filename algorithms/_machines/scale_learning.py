@@ -30,6 +30,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.base import RegisteredEstimator, classes_from_scores
+from .._solvers.cholesky import cho_factor
 from .._core.targets import OneVsRestFitMixin, RegressionFitMixin
 from .._core.validation import (check_bool, check_fraction, check_input, check_integer, check_positive,
                                 user_stacklevel)
@@ -69,7 +70,7 @@ def heuristic_scales(Phi, per_dimension):
 def cholesky_solver(A):
     """``b -> A^-1 b`` for a symmetric positive definite ``A`` (overwritten)."""
     try:
-        factor = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+        factor = cho_factor(A, overwrite_a=True)
     except np.linalg.LinAlgError:
         raise np.linalg.LinAlgError(
             "the ridge system is not positive definite in floating point: increase alpha"

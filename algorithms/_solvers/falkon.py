@@ -20,6 +20,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
+from . import cholesky
+from .cholesky import upper_cholesky
 from .conjugate_gradient import CGResult, conjugate_gradient
 
 #: Falkon's jitter ``eps m`` on the diagonal of ``K_mm`` (eps the machine epsilon of
@@ -29,52 +31,17 @@ from .conjugate_gradient import CGResult, conjugate_gradient
 MAX_RELATIVE_JITTER = 1e-6
 
 
-#: Above this order the m x m factorizations and products run in blocks of this
-#: size: OpenBLAS's threaded ``potrf`` and ``syrk`` crashed (SIGSEGV) at m = 16384
-#: on a 2-core AMD EPYC (OpenBLAS 0.3.30/0.3.31), a known class of its bugs for
-#: large orders, while every call on blocks of this size ran.
-BLOCK_ORDER = 4096
-
-
-def upper_cholesky(A):
-    """Upper ``U`` with ``U^T U = A`` (``A``'s upper triangle read; ``A`` overwritten).
-
-    Orders up to :data:`BLOCK_ORDER` are one LAPACK ``potrf``; larger ones are
-    factored block by block (right-looking: ``potrf`` of the diagonal block, a
-    triangular solve for its row, GEMM updates of the trailing upper blocks).
-
-    Raises
-    ------
-    numpy.linalg.LinAlgError
-        If ``A`` is not positive definite.
-    """
-    m = A.shape[0]
-    if m <= BLOCK_ORDER:
-        return scipy.linalg.cholesky(A, lower=False, overwrite_a=True, check_finite=False)
-    for k in range(0, m, BLOCK_ORDER):
-        e = min(m, k + BLOCK_ORDER)
-        A[k:e, k:e] = scipy.linalg.cholesky(A[k:e, k:e], lower=False, check_finite=False)
-        A[k:e, :k] = 0.0
-        if e < m:
-            A[k:e, e:] = scipy.linalg.solve_triangular(A[k:e, k:e], A[k:e, e:], trans="T", lower=False,
-                                                       check_finite=False)
-            for j in range(e, m, BLOCK_ORDER):
-                A[j:j + BLOCK_ORDER, j:] -= A[k:e, j:j + BLOCK_ORDER].T @ A[k:e, j:]
-    return A
-
-
 def _gram_of_rows(T, scale):
     """The upper triangle of ``scale * T T^T`` (the lower one is left undefined), in blocks."""
-    m = T.shape[0]
-    if m <= BLOCK_ORDER:
+    m, block = T.shape[0], cholesky.BLOCK_ORDER
+    if m <= block:
         syrk = scipy.linalg.get_blas_funcs("syrk", (T,))
         return syrk(scale, T, lower=0)
     product = np.empty((m, m))
-    for i in range(0, m, BLOCK_ORDER):
-        for j in range(i, m, BLOCK_ORDER):
+    for i in range(0, m, block):
+        for j in range(i, m, block):
             # T is upper triangular: row block i is zero left of column i
-            product[i:i + BLOCK_ORDER, j:j + BLOCK_ORDER] = scale * (
-                T[i:i + BLOCK_ORDER, j:] @ T[j:j + BLOCK_ORDER, j:].T)
+            product[i:i + block, j:j + block] = scale * (T[i:i + block, j:] @ T[j:j + block, j:].T)
     return product
 
 
@@ -134,7 +101,7 @@ def ridge_cholesky(T, weights, m, lam):
     """Upper ``A`` with ``A^T A = T D T^T / m + lam I`` (``D = diag(weights)``, or ``I`` for ``None``).
 
     ``T D T^T`` by BLAS ``syrk`` (half a GEMM's work, upper triangle only, which is
-    all the Cholesky factorization reads; in blocks above :data:`BLOCK_ORDER`),
+    all the Cholesky factorization reads; in blocks above :data:`~kernelmaps._solvers.cholesky.BLOCK_ORDER`),
     shifted and factored in place. A ridge below the rounding of ``T D T^T / m``
     (a tiny ``alpha``, or weights near zero) cannot make up for its rounding
     below zero: the factorization is then retried with the jitter of

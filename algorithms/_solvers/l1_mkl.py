@@ -25,6 +25,7 @@ import numpy as np
 import scipy.linalg
 
 from .._core.parallel import blas_single_thread
+from .cholesky import cho_factor
 
 # Spectral projected gradient constants (Birgin, Martinez & Raydan 2000, SPG2).
 _NONMONOTONE_MEMORY = 10
@@ -106,9 +107,7 @@ class _L1MKLProblem:
         """``(a, b)`` solving the bordered system at weights ``d``."""
         A = self._gram_plus_ridge(d)
         try:
-            # A is symmetric, so its transpose is the same matrix in Fortran order:
-            # LAPACK factors it in place instead of copying it
-            factor = scipy.linalg.cho_factor(A.T, lower=True, overwrite_a=True, check_finite=False)
+            factor = cho_factor(A, overwrite_a=True)
             U = scipy.linalg.cho_solve(factor, self.rhs, check_finite=False)
         except np.linalg.LinAlgError:
             # K_d + mu I is positive definite in exact arithmetic; round-off with a
