@@ -162,12 +162,9 @@ class OrthogonalRandomFeatures(CosineFeatureMap):
 
     def __init__(self, n_components=100, *, kernel="gaussian", gamma="scale", nu=1.5, output="cos",
                  random_state=None):
-        self.n_components = n_components
+        super().__init__(n_components, gamma=gamma, output=output, random_state=random_state)
         self.kernel = kernel
-        self.gamma = gamma
         self.nu = nu
-        self.output = output
-        self.random_state = random_state
 
     def _kernel_name(self):
         return canonical_kernel(self.kernel, ORF_KERNELS)
