@@ -173,12 +173,6 @@ class OrthogonalRandomFeatures(CosineFeatureMap):
         self.nu_ = check_nu(self.nu) if self._kernel_name() == "matern" else None
         super()._fit(X, rng)
 
-    def _kernel_params(self):
-        params = super()._kernel_params()
-        if self.kernel_ == "matern":
-            params["nu"] = self.nu_
-        return params
-
     def _planned_bytes(self, n_features):
         D = self.n_components_
         n_blocks = -(-D // n_features)

@@ -143,12 +143,6 @@ class RandomFourierFeatures(CosineFeatureMap):
                                              nu=self.nu_)
         return None
 
-    def _kernel_params(self):
-        params = super()._kernel_params()
-        if self.kernel_ == "matern":
-            params["nu"] = self.nu_
-        return params
-
     def _prepare_projection(self, dtype):
         return np.ascontiguousarray(self.random_weights_, dtype=dtype)
 
