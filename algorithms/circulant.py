@@ -36,6 +36,8 @@ class CirculantRandomFeatures(CirculantProjection, CosineFeatureMap):
         ``sqrt(2/D) cos(R D x + b)``, or ``[cos(R D x), sin(R D x)] / sqrt(D/2)``
         with ``D/2`` circulant outputs.
     random_state : int, RandomState or None
+        Seeds the bandwidth heuristic's sample, the sign flips, the circulant vectors and
+        the offsets.
 
     Attributes
     ----------

@@ -166,16 +166,11 @@ class _FourierKernelRidgeBase:
     def __init__(self, n_components=1000, *, kernel="gaussian", alpha=1.0, per_dimension=True,
                  validation_fraction=0.25, max_iter=100, tol=1e-5, scale_penalty=0.0, skewedness=1.0,
                  random_state=None):
+        super().__init__(alpha=alpha, per_dimension=per_dimension, validation_fraction=validation_fraction,
+                         max_iter=max_iter, tol=tol, scale_penalty=scale_penalty, random_state=random_state)
         self.n_components = n_components
         self.kernel = kernel
-        self.alpha = alpha
-        self.per_dimension = per_dimension
-        self.validation_fraction = validation_fraction
-        self.max_iter = max_iter
-        self.tol = tol
-        self.scale_penalty = scale_penalty
         self.skewedness = skewedness
-        self.random_state = random_state
 
     def _check_params(self, X):
         check_integer(self.n_components, "n_components", minimum=1)

@@ -50,11 +50,7 @@ class _KernelRidgeBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
 
     def __init__(self, alpha=1.0, *, kernel="gaussian", gamma="scale", degree=2, coef0=1.0, nu=1.5):
         self.alpha = alpha
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.nu = nu
+        self._keep_kernel_parameters(kernel, gamma, degree, coef0, nu)
 
     def _solve(self, X, T, sample_weight=None):
         """Set the kernel attributes and ``dual_coef_ = (K + alpha I)^-1 T``; return

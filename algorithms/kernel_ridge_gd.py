@@ -90,13 +90,8 @@ class _KernelRidgeGDBase:
 
     def __init__(self, *, alpha=1.0, per_dimension=True, validation_fraction=0.25, max_iter=100, tol=1e-6,
                  scale_penalty=0.0, random_state=None):
-        self.alpha = alpha
-        self.per_dimension = per_dimension
-        self.validation_fraction = validation_fraction
-        self.max_iter = max_iter
-        self.tol = tol
-        self.scale_penalty = scale_penalty
-        self.random_state = random_state
+        super().__init__(alpha=alpha, per_dimension=per_dimension, validation_fraction=validation_fraction,
+                         max_iter=max_iter, tol=tol, scale_penalty=scale_penalty, random_state=random_state)
 
     def _check_params(self, X):
         n = len(X)

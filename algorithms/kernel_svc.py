@@ -233,11 +233,7 @@ class KernelSVC(ClassifierMixin, FittedKernelMixin, RegisteredEstimator, BaseEst
                  cache_size=200, max_iter=1_000_000, fit_intercept=True, multi_class="ovr", selection="auto",
                  shrinking=True, class_weight=None, probability=False, random_state=None):
         self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.nu = nu
+        self._keep_kernel_parameters(kernel, gamma, degree, coef0, nu)
         self.tol = tol
         self.cache_size = cache_size
         self.max_iter = max_iter

@@ -211,11 +211,7 @@ class Nystroem(FittedKernelMixin, FeatureMap):
     def __init__(self, n_components=100, *, kernel="gaussian", gamma="scale", degree=2, coef0=1.0,
                  nu=1.5, landmarks="uniform", random_state=None):
         self.n_components = n_components
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.nu = nu
+        self._keep_kernel_parameters(kernel, gamma, degree, coef0, nu)
         self.landmarks = landmarks
         self.random_state = random_state
 

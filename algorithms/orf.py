@@ -162,12 +162,9 @@ class OrthogonalRandomFeatures(CosineFeatureMap):
 
     def __init__(self, n_components=100, *, kernel="gaussian", gamma="scale", nu=1.5, output="cos",
                  random_state=None):
-        self.n_components = n_components
+        super().__init__(n_components, gamma=gamma, output=output, random_state=random_state)
         self.kernel = kernel
-        self.gamma = gamma
         self.nu = nu
-        self.output = output
-        self.random_state = random_state
 
     def _kernel_name(self):
         return canonical_kernel(self.kernel, ORF_KERNELS)
@@ -175,12 +172,6 @@ class OrthogonalRandomFeatures(CosineFeatureMap):
     def _fit(self, X, rng):
         self.nu_ = check_nu(self.nu) if self._kernel_name() == "matern" else None
         super()._fit(X, rng)
-
-    def _kernel_params(self):
-        params = super()._kernel_params()
-        if self.kernel_ == "matern":
-            params["nu"] = self.nu_
-        return params
 
     def _planned_bytes(self, n_features):
         D = self.n_components_

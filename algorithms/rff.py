@@ -119,13 +119,10 @@ class RandomFourierFeatures(CosineFeatureMap):
 
     def __init__(self, n_components=100, *, kernel="gaussian", gamma="scale", nu=1.5, output="cos",
                  sampling="mc", random_state=None):
-        self.n_components = n_components
+        super().__init__(n_components, gamma=gamma, output=output, random_state=random_state)
         self.kernel = kernel
-        self.gamma = gamma
         self.nu = nu
-        self.output = output
         self.sampling = sampling
-        self.random_state = random_state
 
     def _kernel_name(self):
         return canonical_kernel(self.kernel, RFF_KERNELS)
@@ -145,12 +142,6 @@ class RandomFourierFeatures(CosineFeatureMap):
         self.random_weights_ = draw_spectral(self.kernel_, self.gamma_, (n_features, n_frequencies), rng,
                                              nu=self.nu_)
         return None
-
-    def _kernel_params(self):
-        params = super()._kernel_params()
-        if self.kernel_ == "matern":
-            params["nu"] = self.nu_
-        return params
 
     def _prepare_projection(self, dtype):
         return np.ascontiguousarray(self.random_weights_, dtype=dtype)

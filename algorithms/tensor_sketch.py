@@ -23,6 +23,13 @@ __all__ = ["TensorSketch"]
 CHUNK_ELEMENTS = 16 * 4096
 
 
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _clear_bins(sketch, bins):
+    # only the bins a sketch writes are non-zero: clearing them alone is a full reset
+    for k in range(bins.shape[0]):
+        sketch[bins[k]] = 0
+
+
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
 def _count_sketches(X, hashes, signs, C):
     """``C[i, j] <- CountSketch_j([x_i, 1])`` for every row and sketch (serial, ``nogil``).
@@ -57,8 +64,7 @@ def _count_sketches(X, hashes, signs, C):
             c = C[i, j]
             h = hashes[j]
             s = signs[j]
-            for k in range(width):
-                c[h[k]] = 0
+            _clear_bins(c, h)
             for k in range(d):
                 c[h[k]] += s[k] * x[k]
             if width > d:
@@ -93,8 +99,7 @@ def _count_sketches_csr(indptr, indices, data, first_row, n_features, hashes, si
             c = C[i, j]
             h = hashes[j]
             s = signs[j]
-            for k in range(width):
-                c[h[k]] = 0
+            _clear_bins(c, h)
             for t in range(start, stop):
                 k = indices[t]
                 c[h[k]] += s[k] * data[t]

@@ -284,6 +284,7 @@ def _matern_distance_block(kernel, G, X, V, sq_v):
 @_block_of(Laplacian)
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
 def _laplacian_block(kernel, G, X, V, sq_v):
+    # a row's L1 distances first, then their exp in one loop that vectorizes
     gamma = kernel.gamma
     zero = gamma - gamma
     d = X.shape[1]
@@ -300,84 +301,103 @@ def _laplacian_block(kernel, G, X, V, sq_v):
             row[j] = vexp(-gamma * row[j])
 
 
-@_block_of(Cauchy)
+def pair_entry(kernel, x, v):
+    """``k(x, v)`` of the record ``kernel`` from the rows ``x`` and ``v`` alone (Numba only).
+
+    The entry of the kernels without a BLAS form that finish each entry as they go
+    (:class:`Cauchy`, :class:`Sech`, :class:`Chi2`, :class:`AdditiveChi2`); their
+    block is :func:`_pairwise_block`, which inlines the entry into its loops.
+    """
+    raise NotImplementedError("pair_entry is called from Numba code")
+
+
+#: record class -> its entry function (filled by :func:`_entry_of`)
+_ENTRIES = {}
+
+
+def _entry_of(record):
+    """Register the decorated Numba function as the entry of ``record``, and
+    :func:`_pairwise_block` as its block."""
+    def register(function):
+        _ENTRIES[record] = function
+        _BLOCKS[record] = _pairwise_block
+        return function
+
+    return register
+
+
+@overload(pair_entry, inline="always", jit_options={"cache": True, "nogil": True, "fastmath": FASTMATH})
+def _pair_entry(kernel, x, v):
+    entry = _ENTRIES.get(getattr(kernel, "instance_class", None)) if isinstance(kernel, types.BaseNamedTuple) \
+        else None
+    if entry is None:
+        return None
+    return lambda kernel, x, v: entry(kernel, x, v)
+
+
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _cauchy_block(kernel, G, X, V, sq_v):
-    gamma = kernel.gamma
-    one = gamma / gamma
-    d = X.shape[1]
+def _pairwise_block(kernel, G, X, V, sq_v):
     for i in range(G.shape[0]):
         row = G[i]
         x = X[i]
         for j in range(G.shape[1]):
-            v = V[j]
-            p = one
-            for k in range(d):
-                t = x[k] - v[k]
-                p *= one + gamma * t * t
-            row[j] = one / p
+            row[j] = pair_entry(kernel, x, V[j])
 
 
-@_block_of(Sech)
-@njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _sech_block(kernel, G, X, V, sq_v):
+@_entry_of(Cauchy)
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _cauchy_entry(kernel, x, v):
+    gamma = kernel.gamma
+    one = gamma / gamma
+    p = one
+    for k in range(x.shape[0]):
+        t = x[k] - v[k]
+        p *= one + gamma * t * t
+    return one / p
+
+
+@_entry_of(Sech)
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _sech_entry(kernel, x, v):
     gamma = kernel.gamma
     one = gamma / gamma
     two = one + one
-    d = X.shape[1]
-    for i in range(G.shape[0]):
-        row = G[i]
-        x = X[i]
-        for j in range(G.shape[1]):
-            v = V[j]
-            p = one
-            for k in range(d):
-                # sech(t) = 2 e / (1 + e^2) with e = exp(-|t|) <= 1: no overflow
-                e = vexp(-gamma * abs(x[k] - v[k]))
-                p *= two * e / (one + e * e)
-            row[j] = p
+    p = one
+    for k in range(x.shape[0]):
+        # sech(t) = 2 e / (1 + e^2) with e = exp(-|t|) <= 1: no overflow
+        e = vexp(-gamma * abs(x[k] - v[k]))
+        p *= two * e / (one + e * e)
+    return p
 
 
-@_block_of(Chi2)
-@njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _chi2_block(kernel, G, X, V, sq_v):
+@_entry_of(Chi2)
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _chi2_entry(kernel, x, v):
     gamma = kernel.gamma
     zero = gamma - gamma
     one = gamma / gamma
     half = one / (one + one)
-    d = X.shape[1]
-    for i in range(G.shape[0]):
-        row = G[i]
-        x = X[i]
-        for j in range(G.shape[1]):
-            v = V[j]
-            s = zero
-            for k in range(d):
-                t = x[k] - v[k]
-                mean = half * x[k] + half * v[k]
-                # half * t * (t / mean): neither t * t nor x + y can overflow
-                s += half * t * (t / mean) if mean > zero else zero
-            row[j] = vexp(-gamma * s)
+    s = zero
+    for k in range(x.shape[0]):
+        t = x[k] - v[k]
+        mean = half * x[k] + half * v[k]
+        # half * t * (t / mean): neither t * t nor x + y can overflow
+        s += half * t * (t / mean) if mean > zero else zero
+    return vexp(-gamma * s)
 
 
-@_block_of(AdditiveChi2)
-@njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _additive_chi2_block(kernel, G, X, V, sq_v):
+@_entry_of(AdditiveChi2)
+@njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
+def _additive_chi2_entry(kernel, x, v):
     one = kernel.one
     zero = one - one
     half = one / (one + one)
-    d = X.shape[1]
-    for i in range(G.shape[0]):
-        row = G[i]
-        x = X[i]
-        for j in range(G.shape[1]):
-            v = V[j]
-            s = zero
-            for k in range(d):
-                mean = half * x[k] + half * v[k]
-                # 2 x y / (x + y) = x (y / mean), without the product x y
-                s += x[k] * (v[k] / mean) if mean > zero else zero
-            row[j] = s
+    s = zero
+    for k in range(x.shape[0]):
+        mean = half * x[k] + half * v[k]
+        # 2 x y / (x + y) = x (y / mean), without the product x y
+        s += x[k] * (v[k] / mean) if mean > zero else zero
+    return s
 
 
 @_block_of(PrecomputedColumns)

@@ -119,11 +119,7 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
                  random_state=None):
         self.n_components = n_components
         self.alpha = alpha
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.nu = nu
+        self._keep_kernel_parameters(kernel, gamma, degree, coef0, nu)
         self.landmarks = landmarks
         self.max_iter = max_iter
         self.tol = tol

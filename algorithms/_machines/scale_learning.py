@@ -90,7 +90,21 @@ class ScaleLearnerBase(RegisteredEstimator, BaseEstimator):
       them (``X``, or ``log(X + c)``), read for the starting scales.
     * ``_refit(X, T, sigma, rng)``: the final model on all rows with the learned scales.
     * ``_predict_centred(X)``: its predictions, before the intercept.
+
+    A learner lists the class of its own parameters before ``ScaleLearningRegressor``
+    or ``ScaleLearningClassifier``; that class's ``__init__`` passes the parameters
+    read here to this one.
     """
+
+    def __init__(self, *, alpha, per_dimension, validation_fraction, max_iter, tol, scale_penalty, random_state):
+        # the parameters _learn reads; each learner's signature states them with its defaults
+        self.alpha = alpha
+        self.per_dimension = per_dimension
+        self.validation_fraction = validation_fraction
+        self.max_iter = max_iter
+        self.tol = tol
+        self.scale_penalty = scale_penalty
+        self.random_state = random_state
 
     def _learn(self, X, T, stratify):
         self.alpha_ = check_positive(self.alpha, "alpha")
@@ -175,10 +189,12 @@ class ScaleLearningRegressor(RegressorMixin, RegressionFitMixin, ScaleLearnerBas
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows with the training data's features.
 
         Returns
         -------
         ndarray of shape (n_samples,) or (n_samples, n_targets)
+            One column per target of ``fit``; a 1-D ``y`` gives 1-D predictions.
         """
         scores = self._scores(X)
         return scores[:, 0] if self._single_target else scores

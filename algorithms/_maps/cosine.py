@@ -233,4 +233,8 @@ class CosineFeatureMap(FeatureMap):
             _cossin_features(P, out, scale)
 
     def _kernel_params(self):
-        return {"kernel": self.kernel_, "gamma": self.gamma_}
+        params = {"kernel": self.kernel_, "gamma": self.gamma_}
+        if self.kernel_ == "matern":
+            # the maps of the Matérn kernel (RFF, ORF) set its smoothness nu_ in their fit
+            params["nu"] = self.nu_
+        return params

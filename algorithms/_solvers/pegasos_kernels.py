@@ -1,6 +1,14 @@
 """The per-step kernels that the dense and the sparse Pegasos solvers share: the
 minibatch's hinge margins, its active (row, class) pairs and their work arrays, the
 rows' weights, and a class's weight norm.
+
+References
+----------
+Shalev-Shwartz, S., Singer, Y., Srebro, N. and Cotter, A. Pegasos: primal
+estimated sub-gradient solver for SVM. Mathematical Programming 127, 2011.
+Yu, F. X., Kumar, S., Rowley, H. and Chang, S.-F. Compact nonlinear maps and
+circulant extensions. arXiv:1503.03893, 2015, Algorithm 1 and eq. 9 (the hinge
+margins and the active set).
 """
 
 import math
@@ -61,13 +69,6 @@ def hinge_margins(scores, b, signs, rows, margins, counts):
     n_active : int
         The number of active pairs.
 
-    References
-    ----------
-    Shalev-Shwartz, S., Singer, Y., Srebro, N. and Cotter, A. Pegasos: primal
-    estimated sub-gradient solver for SVM. Mathematical Programming 127, 2011.
-    Yu, F. X., Kumar, S., Rowley, H. and Chang, S.-F. Compact nonlinear maps and
-    circulant extensions. arXiv:1503.03893, 2015, Algorithm 1 and eq. 9.
-
     Examples
     --------
     >>> import numpy as np
@@ -120,11 +121,6 @@ def active_pairs(margins, counts, active_rows, pair_slot, pair_class):
     Returns
     -------
     n_rows, n_pairs : int
-
-    References
-    ----------
-    Yu, F. X., Kumar, S., Rowley, H. and Chang, S.-F. Compact nonlinear maps and
-    circulant extensions. arXiv:1503.03893, 2015, Algorithm 1 and eq. 9.
 
     Examples
     --------
