@@ -209,19 +209,58 @@ class KernelOperator(LinearOperator):
 
     def sweep_sum(self, V, rows_map, n_columns):
         """:meth:`sweep` as a :class:`CompensatedSum` (for merging with other row ranges)."""
-        n, m = self.shape
         if V is not None:
-            V = self._as_block_dtype(np.asarray(V).reshape(m, -1))
+            V = self._as_block_dtype(np.asarray(V).reshape(self.shape[1], -1))
+
+        def block_term(lo, hi, K):
+            image = None if V is None else (K @ V).astype(np.float64, copy=False)
+            return K.T @ self._as_block_dtype(rows_map(lo, hi, image))
+
+        return self._summed_pass(block_term, n_columns)
+
+    def gram(self, W=None, features=None):
+        """``F^T F`` and ``F^T W`` in one pass, float64, for the features ``F = features(K)`` of the rows.
+
+        ``features`` maps a block ``K[lo:hi]`` (``b x m``, the blocks' dtype) to its
+        ``b x m`` features (a change of basis, such as the Nyström features
+        ``K T^-1``); ``None`` takes ``K`` itself. Kept blocks are read, not
+        evaluated. Per block one ``m x (m + k)`` product: ``O(n m^2)`` time in all,
+        against ``O(n m k)`` for a :meth:`sweep`; memory ``O(m^2)`` per group of rows
+        (at most ``MAX_PARTIAL_SUMS`` partial sums).
+
+        Parameters
+        ----------
+        W : ndarray of shape (n, k) or None
+        features : callable or None
+
+        Returns
+        -------
+        FtF : ndarray of shape (m, m)
+        FtW : ndarray of shape (m, k) or None
+        """
+        p = self.shape[1]
+        k = 0 if W is None else np.reshape(W, (self.shape[0], -1)).shape[1]
+
+        def block_term(lo, hi, K):
+            F = K if features is None else features(K)
+            rows = F if W is None else np.hstack([F, np.reshape(W[lo:hi], (hi - lo, k)).astype(F.dtype)])
+            return F.T @ rows
+
+        total = self._summed_pass(block_term, p + k).result()
+        FtF = 0.5 * (total[:, :p] + total[:, :p].T)
+        return FtF, (None if W is None else total[:, p:])
+
+    def _summed_pass(self, block_term, n_columns):
+        """The compensated sum of ``block_term(lo, hi, K[lo:hi])``, ``(m, n_columns)`` each, over the row
+        blocks: per-group partial sums merged in row order (the same result for any thread count)."""
+        n, m = self.shape
         partial = {}
 
         def work(start, stop):
             total = CompensatedSum((m, n_columns))
             for lo in range(start, stop, self.block):
                 hi = min(stop, lo + self.block)
-                K = self.kernel_block(lo, hi)
-                image = None if V is None else (K @ V).astype(np.float64, copy=False)
-                U = rows_map(lo, hi, image)
-                total.add(K.T @ self._as_block_dtype(U))
+                total.add(block_term(lo, hi, self.kernel_block(lo, hi)))
             partial[start] = total
 
         run_row_blocks(n, self.group, work)
