@@ -177,6 +177,39 @@ def log_evidence(data_fit, log_det, n_effective, amplitude):
     return float(np.sum(terms))
 
 
+def spectral_log_evidence(eigenvalues, projected, spread, alphas, n_effective, weight_sum=None, log_weight_sum=0.0):
+    """The evidence of every penalty, each target's amplitude at its maximizer, from one eigendecomposition.
+
+    The centred system ``Z_c^T W Z_c = U diag(e) U^T`` with ``p = U^T Z_c^T W y_c``
+    gives the minimized objective ``R = |y_c|_W^2 - sum_k p_k^2 / (e_k + alpha)`` and
+    ``log |A| = sum_k log(e_k + alpha)`` of every ``alpha`` at ``O(D)`` each: the
+    weight-space evidence (:func:`weight_space_log_det`) with ``amplitude='auto'``.
+
+    Parameters
+    ----------
+    eigenvalues : ndarray of shape (n_features,)
+    projected : ndarray of shape (n_features, n_targets)
+        ``p``.
+    spread : ndarray of shape (n_targets,)
+        ``|y_c|_W^2``: the weighted sum of squares about the mean (with an intercept) or about 0.
+    alphas : ndarray of shape (n_alphas,)
+    n_effective, weight_sum, log_weight_sum
+        As :func:`weight_space_log_det` takes them.
+
+    Returns
+    -------
+    ndarray of shape (n_alphas,)
+        The log evidence summed over targets; ``R`` is clipped at 0 against rounding.
+    """
+    shifted = eigenvalues[:, None] + alphas[None, :]
+    objective = np.maximum(spread[None, :] - np.einsum("dt,da->at", projected * projected, 1.0 / shifted), 0.0)
+    log_det = weight_space_log_det(np.sum(np.log(shifted), axis=0), len(eigenvalues), alphas, n_effective,
+                                   weight_sum, log_weight_sum)
+    data_fit = objective / alphas[:, None]
+    return np.array([log_evidence(fit, det, n_effective, fitted_amplitude("auto", fit, n_effective))
+                     for fit, det in zip(data_fit, log_det)])
+
+
 def posterior_variance(factor, U, prior, coefficient):
     """``P + c diag(U^T A^-1 U)`` for ``A = L L^T``: variances in units of the amplitude.
 
