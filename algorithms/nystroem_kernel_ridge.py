@@ -238,7 +238,7 @@ class NystroemKernelRidge(RegressorMixin, NystroemPosteriorMixin, _DaskRoutedFit
     rows; it reads the kept kernel blocks, else evaluates the kernel again),
     then a Cholesky factorization (``O(m^3)``). The model keeps two ``m x m`` float64 factors,
     ``16 m^2`` bytes (268 MB at m = 4096), pickled with it; the pass holds
-    about ``2 (threads + 1) + 4`` such matrices at its peak, refused up front
+    about ``threads + 4`` such matrices at its peak, refused up front
     when they do not fit. ``return_std`` costs ``O(m^2 + m d)`` per row, in row
     blocks; ``return_cov`` and :meth:`sample_y` with DTC hold ``n_rows x
     n_rows`` matrices, refused up front when they do not fit.

@@ -61,9 +61,9 @@ def check_variance(variance):
 
 def posterior_square_matrices():
     """``m x m`` float64 matrices the posterior's fit holds at its peak, beyond the solver's: the pass's
-    partial sums (two per thread and two merged), ``Z^T Z`` with its transpose in the symmetrization, and
-    the kept factors."""
-    return 2 * (n_worker_threads() + 1) + 4
+    partial sums (one per thread) and their total, its transpose in the symmetrization, and the kept
+    factors."""
+    return n_worker_threads() + 4
 
 
 class NystroemPosteriorMixin(GaussianPosteriorMixin):

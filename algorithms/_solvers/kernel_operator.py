@@ -13,9 +13,10 @@ weighted loss (``K^T D K V``) and a loss's gradient (``K^T l'(K a)``).
 import math
 
 import numpy as np
+import scipy.linalg
 from scipy.sparse.linalg import LinearOperator
 
-from .._core.parallel import block_rows, run_row_blocks
+from .._core.parallel import block_rows, n_worker_threads, run_row_blocks
 from .._kernels.blocks import KernelBlocks
 
 #: Partial sums of ``K^T U`` kept at once: the rows are cut into at most this many
@@ -209,14 +210,26 @@ class KernelOperator(LinearOperator):
 
     def sweep_sum(self, V, rows_map, n_columns):
         """:meth:`sweep` as a :class:`CompensatedSum` (for merging with other row ranges)."""
+        n, m = self.shape
         if V is not None:
-            V = self._as_block_dtype(np.asarray(V).reshape(self.shape[1], -1))
+            V = self._as_block_dtype(np.asarray(V).reshape(m, -1))
+        partial = {}
 
-        def block_term(lo, hi, K):
-            image = None if V is None else (K @ V).astype(np.float64, copy=False)
-            return K.T @ self._as_block_dtype(rows_map(lo, hi, image))
+        def work(start, stop):
+            total = CompensatedSum((m, n_columns))
+            for lo in range(start, stop, self.block):
+                hi = min(stop, lo + self.block)
+                K = self.kernel_block(lo, hi)
+                image = None if V is None else (K @ V).astype(np.float64, copy=False)
+                U = rows_map(lo, hi, image)
+                total.add(K.T @ self._as_block_dtype(U))
+            partial[start] = total
 
-        return self._summed_pass(block_term, n_columns)
+        run_row_blocks(n, self.group, work)
+        out = CompensatedSum((m, n_columns))
+        for start in sorted(partial):
+            out.merge(partial[start])
+        return out
 
     def gram(self, W=None, features=None):
         """``F^T F`` and ``F^T W`` in one pass, float64, for the features ``F = features(K)`` of the rows.
@@ -224,9 +237,12 @@ class KernelOperator(LinearOperator):
         ``features`` maps a block ``K[lo:hi]`` (``b x m``, the blocks' dtype) to its
         ``b x m`` features (a change of basis, such as the Nyström features
         ``K T^-1``); ``None`` takes ``K`` itself. Kept blocks are read, not
-        evaluated. Per block one ``m x (m + k)`` product: ``O(n m^2)`` time in all,
-        against ``O(n m k)`` for a :meth:`sweep`; memory ``O(m^2)`` per group of rows
-        (at most ``MAX_PARTIAL_SUMS`` partial sums).
+        evaluated. Per block one ``(m + k) x m`` GEMM accumulated in place:
+        ``O(n m^2)`` time in all, against ``O(n m k)`` for a :meth:`sweep`. The rows
+        are cut into one group per worker thread, each summed in float64 into its
+        own ``(m + k) x m`` matrix (the memory of the pass), the groups added in
+        row order: the same result for the same thread count, and to rounding
+        (not bit for bit, unlike :meth:`sweep`) for another.
 
         Parameters
         ----------
@@ -238,36 +254,31 @@ class KernelOperator(LinearOperator):
         FtF : ndarray of shape (m, m)
         FtW : ndarray of shape (m, k) or None
         """
-        p = self.shape[1]
-        k = 0 if W is None else np.reshape(W, (self.shape[0], -1)).shape[1]
-
-        def block_term(lo, hi, K):
-            F = K if features is None else features(K)
-            rows = F if W is None else np.hstack([F, np.reshape(W[lo:hi], (hi - lo, k)).astype(F.dtype)])
-            return F.T @ rows
-
-        total = self._summed_pass(block_term, p + k).result()
-        FtF = 0.5 * (total[:, :p] + total[:, :p].T)
-        return FtF, (None if W is None else total[:, p:])
-
-    def _summed_pass(self, block_term, n_columns):
-        """The compensated sum of ``block_term(lo, hi, K[lo:hi])``, ``(m, n_columns)`` each, over the row
-        blocks: per-group partial sums merged in row order (the same result for any thread count)."""
         n, m = self.shape
+        k = 0 if W is None else np.reshape(W, (n, -1)).shape[1]
+        blocks = math.ceil(n / self.block) if n else 0
+        group = self.block * max(1, math.ceil(blocks / min(MAX_PARTIAL_SUMS, n_worker_threads())))
         partial = {}
 
         def work(start, stop):
-            total = CompensatedSum((m, n_columns))
+            total = np.zeros((m + k, m), order="F")
             for lo in range(start, stop, self.block):
                 hi = min(stop, lo + self.block)
-                total.add(block_term(lo, hi, self.kernel_block(lo, hi)))
+                K = self.kernel_block(lo, hi)
+                F = np.asarray(K if features is None else features(K), dtype=np.float64)
+                rows = F if W is None else np.hstack([F, np.reshape(W[lo:hi], (hi - lo, k))])
+                # rows^T F into total, in place: the C-ordered blocks are their transposes in Fortran order
+                total = scipy.linalg.blas.dgemm(1.0, rows.T, F.T, trans_b=True, beta=1.0, c=total, overwrite_c=True)
             partial[start] = total
 
-        run_row_blocks(n, self.group, work)
-        out = CompensatedSum((m, n_columns))
+        run_row_blocks(n, group, work)
+        total = np.zeros((m + k, m))
         for start in sorted(partial):
-            out.merge(partial[start])
-        return out
+            total += partial.pop(start)
+        FtF = total[:m]
+        FtF += FtF.T.copy()
+        FtF *= 0.5
+        return np.ascontiguousarray(FtF), (None if W is None else np.ascontiguousarray(total[m:].T))
 
     def normal_matvec(self, V, W=None, weights=None, compensated=False):
         """``K^T (D K V + W)`` in one pass over the rows.
