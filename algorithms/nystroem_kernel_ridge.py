@@ -198,6 +198,39 @@ _POSTERIOR_PARAMETERS_DOC = """    variance : {'dtc', 'sor'} or None, default=No
         held fixed, ``y^T (Q_nn + alpha I)^-1 y / n`` (it maximizes Titsias's
         bound too). It changes only the uncertainty, never the mean.
 """
+_PARAMETERS_HEADING = """
+    Parameters
+    ----------
+"""
+_GAUSSIAN_PROCESS_DOC = """
+    **The Gaussian process.** The prediction is the posterior mean of the
+    subset-of-regressors (SoR) prior ``f(x) = k_m(x)^T a``, ``a ~ N(0, s
+    K_mm^-1)`` (``K_mm`` with the preconditioner's jitter ``jitter_`` on its
+    diagonal: float32 rows take a jitter of float32's epsilon, so that their
+    posterior is measurably another one, 9 % apart in the std on a small
+    Gaussian problem), with the noise variance ``alpha s``: ``alpha`` is the
+    noise-to-signal ratio, as in :class:`kernelmaps.KernelRidge`, and the
+    amplitude ``s`` cancels from the mean. On the features ``z(x) = T^-T
+    k_m(x)`` (``T^T T = K_mm``) it is Bayesian linear regression with
+    ``A = Z^T Z + alpha I``: SoR's variance of the latent ``f`` is ``alpha s
+    z^T A^-1 z``; DTC's (Quiñonero-Candela & Rasmussen 2005) adds ``s (k(x, x) -
+    z^T z)``. ``predict(X, return_std=True)`` gives the std of the latent ``f``,
+    shared by the targets up to each one's amplitude; that of a new observation
+    ``y`` is ``sqrt(std**2 + noise_variance_)``. Its mean is :meth:`predict`'s
+    (the conjugate gradient's coefficients): the exact posterior mean to the
+    solver's ``tol``. :meth:`log_marginal_likelihood` is Titsias's (SGPR) lower
+    bound on the evidence; the DTC likelihood is ``dtc_log_marginal_likelihood_``.
+
+    Cost of ``variance``: the fit makes one more pass over the rows, ``Z^T Z``
+    and ``Z^T y`` (``O(n m^2)``: a triangular solve and a product per block of
+    rows; it reads the kept kernel blocks, else evaluates the kernel again),
+    then a Cholesky factorization (``O(m^3)``). The model keeps two ``m x m``
+    float64 factors, ``16 m^2`` bytes (268 MB at m = 4096), pickled with it;
+    the pass holds about ``threads + 4`` such matrices at its peak, refused up
+    front when they do not fit. ``return_std`` costs ``O(m^2 + m d)`` per row, in row
+    blocks; ``return_cov`` and :meth:`sample_y` with DTC hold ``n_rows x
+    n_rows`` matrices, refused up front when they do not fit.
+"""
 _POSTERIOR_ATTRIBUTES_DOC = """    variance_ : {'dtc', 'sor'} or None
     amplitude_ : float or ndarray of shape (n_targets,) or None
         The signal variance of each target (a float for a 1-D ``y``).
@@ -216,33 +249,8 @@ _POSTERIOR_ATTRIBUTES_DOC = """    variance_ : {'dtc', 'sor'} or None
 class NystroemKernelRidge(RegressorMixin, NystroemPosteriorMixin, _DaskRoutedFit, RegressionFitMixin,
                           _NystroemRidgeBase):
     __doc__ = """Nyström kernel ridge regression by Falkon's preconditioned conjugate gradient, and its GP posterior.
-""" + _SHARED_PARAMETERS_DOC + _POSTERIOR_PARAMETERS_DOC + """
-    **The Gaussian process.** The prediction is the posterior mean of the
-    subset-of-regressors (SoR) prior ``f(x) = k_m(x)^T a``, ``a ~ N(0, s
-    K_mm^-1)`` (``K_mm`` with the preconditioner's jitter ``jitter_`` on its
-    diagonal), with the noise variance ``alpha s``: ``alpha`` is the
-    noise-to-signal ratio, as in :class:`kernelmaps.KernelRidge`, and the
-    amplitude ``s`` cancels from the mean. On the features ``z(x) = T^-T
-    k_m(x)`` (``T^T T = K_mm``) it is Bayesian linear regression with
-    ``A = Z^T Z + alpha I``: SoR's variance of the latent ``f`` is ``alpha s
-    z^T A^-1 z``; DTC's (Quiñonero-Candela & Rasmussen 2005) adds ``s (k(x, x) -
-    z^T z)``. ``predict(X, return_std=True)`` gives the std of the latent ``f``,
-    shared by the targets up to each one's amplitude; that of a new observation
-    ``y`` is ``sqrt(std**2 + noise_variance_)``. Its mean is :meth:`predict`'s
-    (the conjugate gradient's coefficients): the exact posterior mean to the
-    solver's ``tol``. :meth:`log_marginal_likelihood` is Titsias's (SGPR) lower
-    bound on the evidence; the DTC likelihood is ``dtc_log_marginal_likelihood_``.
-
-    Cost of ``variance``: the fit makes one more pass over the rows, ``Z^T Z``
-    and ``Z^T y`` (``O(n m^2)``: a triangular solve and a product per block of
-    rows; it reads the kept kernel blocks, else evaluates the kernel again),
-    then a Cholesky factorization (``O(m^3)``). The model keeps two ``m x m`` float64 factors,
-    ``16 m^2`` bytes (268 MB at m = 4096), pickled with it; the pass holds
-    about ``threads + 4`` such matrices at its peak, refused up front
-    when they do not fit. ``return_std`` costs ``O(m^2 + m d)`` per row, in row
-    blocks; ``return_cov`` and :meth:`sample_y` with DTC hold ``n_rows x
-    n_rows`` matrices, refused up front when they do not fit.
-""" + _SHARED_ATTRIBUTES_DOC + _POSTERIOR_ATTRIBUTES_DOC + _SHARED_REFERENCES_DOC + """\
+""" + _SHARED_PARAMETERS_DOC.replace(_PARAMETERS_HEADING, _GAUSSIAN_PROCESS_DOC + _PARAMETERS_HEADING) \
+        + _POSTERIOR_PARAMETERS_DOC + _SHARED_ATTRIBUTES_DOC + _POSTERIOR_ATTRIBUTES_DOC + _SHARED_REFERENCES_DOC + """\
     Quiñonero-Candela, J. and Rasmussen, C. E. A unifying view of sparse
     approximate Gaussian process regression. JMLR 6, 2005.
     Titsias, M. Variational learning of inducing variables in sparse Gaussian
