@@ -14,8 +14,8 @@ from ._kernels.names import check_kernel_params
 from ._kernels.user import (callable_gram, check_precomputed_columns, check_square_gram, drop_zero_weight_gram,
                             user_kernel_kind)
 from ._solvers.cholesky import lower_cholesky
-from ._machines.gaussian_process import (GaussianPosteriorMixin, check_amplitude, fitted_amplitude,
-                                         function_space_log_det, log_evidence)
+from ._machines.gaussian_process import (PREDICT_COV_DOC, GaussianPosteriorMixin, check_amplitude,
+                                         fitted_amplitude, function_space_log_det, log_evidence, with_doc)
 from ._core.sample_weights import CLASS_WEIGHT_DOC, check_sample_weight, class_row_weights, drop_zero_weights
 from ._core.targets import OneVsRestFitMixin, RegressionFitMixin
 from ._core.validation import check_fits_in_memory, check_input, check_positive, clear_fitted_state
@@ -268,6 +268,7 @@ class KernelRidge(RegressorMixin, GaussianPosteriorMixin, RegressionFitMixin, _K
             data_fit, function_space_log_det(self.posterior_factor_, np.sum(np.log(sample_weight))
                                              if sample_weight is not None else 0.0), n, amplitudes)
 
+    @with_doc(PREDICT_COV_DOC)
     def predict(self, X, return_std=False, return_cov=False):
         """The posterior mean ``K(X, X_fit) @ dual_coef_``, and its std or covariance.
 
@@ -279,16 +280,6 @@ class KernelRidge(RegressorMixin, GaussianPosteriorMixin, RegressionFitMixin, _K
             Also return the posterior std of the latent ``f`` at each row (of
             ``y``: ``sqrt(std**2 + noise_variance_)``). Row blocks, each one
             ``n x b`` triangular solve.
-        return_cov : bool, default=False
-            Also return the posterior covariance of ``f`` at the rows (refused up
-            front when about ``(3 + n_targets)`` of its ``n_rows x n_rows`` matrices
-            do not fit in memory). At most one of the two.
-
-        Returns
-        -------
-        y_mean : ndarray of shape (n_rows,) or (n_rows, n_targets)
-        y_std : ndarray of the shape of ``y_mean``, optional
-        y_cov : ndarray of shape (n_rows, n_rows) or (n_rows, n_rows, n_targets), optional
         """
         if return_std or return_cov:
             return self._posterior_predict(X, return_std, return_cov)
@@ -314,7 +305,7 @@ class KernelRidge(RegressorMixin, GaussianPosteriorMixin, RegressionFitMixin, _K
         U = K.T if self._weight_root is None else (K * self._weight_root.reshape(1, -1)).T
         return (K @ self.dual_coef_).reshape(X.shape[0], -1), U
 
-    def _posterior_prior(self, X, full):
+    def _posterior_prior(self, X, full, U=None):
         X = np.asarray(X, dtype=np.float64)
         arguments = self._kernel_arguments()
         return exact_kernel(X, None, **arguments) if full else kernel_diagonal(X, **arguments)

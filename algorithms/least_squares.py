@@ -7,7 +7,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from ._core.base import classes_from_scores, one_vs_rest_code
 from ._core.sample_weights import CLASS_WEIGHT_DOC, class_row_weights
 from ._core.validation import check_positive, dask_support, is_dask_array
-from ._machines.gaussian_process import check_amplitude
+from ._machines.gaussian_process import PREDICT_COV_DOC, check_amplitude, with_doc
 from ._machines.least_squares import FeaturePosteriorMixin, LeastSquaresBase, check_class_labels, class_indices
 # Not for import (its public name is kernelmaps.NormalEquations): pickles of LeastSquares* written by
 # the versions that defined the class in this module name it by this path, and unpickling looks it up here.
@@ -390,6 +390,7 @@ class LeastSquaresRegressor(RegressorMixin, FeaturePosteriorMixin, LeastSquaresB
             raise ValueError(f"y has {T.shape[1]} targets, but the first call had {self.n_targets_}")
         return T
 
+    @with_doc(PREDICT_COV_DOC)
     def predict(self, Z, return_std=False, return_cov=False):
         """Predicted targets (lazily for a Dask array), and their posterior std or covariance.
 
@@ -400,18 +401,6 @@ class LeastSquaresRegressor(RegressorMixin, FeaturePosteriorMixin, LeastSquaresB
         return_std : bool, default=False
             Also return the posterior std of the latent ``f`` at each row (``y``'s
             adds ``noise_variance_`` to its square). Rows in memory only.
-        return_cov : bool, default=False
-            Also return the posterior covariance of ``f`` at the rows. At most one
-            of the two; refused up front when about ``(3 + n_targets)``
-            ``n_rows x n_rows`` matrices do not fit in memory.
-
-        Returns
-        -------
-        y_mean : ndarray of shape (n_rows,) or (n_rows, n_targets)
-            ``(n_rows,)`` for a 1-D ``y``, ``(n_rows, n_targets)`` for a 2-D one,
-            a column vector included.
-        y_std : ndarray of the shape of ``y_mean``, optional
-        y_cov : ndarray of shape (n_rows, n_rows) or (n_rows, n_rows, n_targets), optional
         """
         if return_std or return_cov:
             return self._posterior_predict(Z, return_std, return_cov)

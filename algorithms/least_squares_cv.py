@@ -81,6 +81,11 @@ class LeastSquaresRegressorCV(RegressorMixin, LeastSquaresCVBase):
         (``scoring=None``, the mean squared leave-one-out error) selects the
         ``alpha`` of ``'neg_mean_squared_error'`` here, and of R² for one target.
         For K-fold, the mean over the folds of each fold's score.
+        ``'evidence'``: no folds (``cv=None``), each ``alpha`` scored by the log
+        marginal likelihood of all rows under Bayesian linear regression on the
+        features (:class:`LeastSquaresRegressor`'s ``log_marginal_likelihood()``
+        at that ``alpha``, the amplitude at its maximizer), every ``alpha``
+        from the one eigendecomposition: no second pass, ``O(D)`` per ``alpha``.
     fit_intercept : bool, default=True
         Unpenalized intercept, the features and targets centred at their
         weighted means (of each training fold).

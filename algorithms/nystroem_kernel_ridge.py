@@ -9,11 +9,13 @@ from ._core.targets import OneVsRestFitMixin, RegressionFitMixin
 from ._core.validation import is_dask_array
 from ._kernels.matern import NU_DOC
 from ._machines.nystroem import KERNEL_CACHE_DOC, NystroemMachineBase, dask_kernel_machines
+from ._machines.gaussian_process import PREDICT_COV_DOC, with_doc
+from ._machines.nystroem_posterior import NystroemPosteriorMixin, posterior_square_matrices
 from ._solvers.falkon import nystroem_kernel_ridge
 
 __all__ = ["NystroemKernelRidge", "NystroemKernelRidgeClassifier"]
 
-_SHARED_DOC = """
+_SHARED_PARAMETERS_DOC = """
     The model is ``f(x) = sum_j a_j k(x, c_j)`` on ``m = n_components`` centres
     ``c_j``. It minimizes ``(1/n) ||K_nm a - y||^2 + lam a^T K_mm a`` with
     ``lam = alpha / n``, so that ``alpha`` is kernel ridge's (``||K c - y||^2 +
@@ -79,7 +81,8 @@ _SHARED_DOC = """
         A tqdm progress bar over the iterations, with the residual.
     random_state : int, RandomState or None
         Seeds the centres, the bandwidth heuristic's sample and the split.
-
+"""
+_SHARED_ATTRIBUTES_DOC = """
     Attributes
     ----------
     coef_ : ndarray of shape (n_components_,) or (n_components_, n_outputs)
@@ -102,7 +105,8 @@ _SHARED_DOC = """
     kernel_ : str
     kernel_cache_ : int
         Bytes of ``K(X, C)`` kept by the fit (0: every pass evaluated the kernel).
-
+"""
+_SHARED_REFERENCES_DOC = """
     References
     ----------
     Rudi, A., Carratino, L. and Rosasco, L. FALKON: An optimal large scale kernel
@@ -130,14 +134,20 @@ class _DaskRoutedFit:
         self
         """
         if is_dask_array(X) or is_dask_array(y):
+            self._check_dask_fit()
             return dask_kernel_machines().fit(self, X, y)
         return super().fit(X, y)
+
+    def _check_dask_fit(self):
+        """Refuse, before any work, what a fit on Dask arrays cannot give."""
 
 
 class _NystroemRidgeBase(NystroemMachineBase):
     paper = "Rudi, Carratino & Rosasco, FALKON: An optimal large scale kernel method, NIPS 2017"
 
     def _solve(self, X, T, labels, loss):
+        """Fit ``coef_``; return the operator of the training rows and the solver's
+        :class:`~kernelmaps._solvers.falkon.KernelRidgeSolution`."""
         self._check_params(X.shape[1])
         rng = check_random_state(self.random_state)
         train, held_out = self._split_for_early_stopping(X.shape[0], labels)
@@ -147,10 +157,12 @@ class _NystroemRidgeBase(NystroemMachineBase):
             X_val = target_val = None
         self._set_kernel_and_centres(X, rng)
         keep = self._plan_kernel_cache(X.shape[0] + (0 if X_val is None else X_val.shape[0]), X.dtype)
-        self.solve_on(self._operator(X, keep_blocks=keep), T, X_val, target_val, loss)
+        K = self._operator(X, keep_blocks=keep)
+        return K, self.solve_on(K, T, X_val, target_val, loss)
 
     def solve_on(self, K, T, X_val=None, target_val=None, loss=None):
-        """Solve for ``coef_`` on the operator ``K`` of the training rows (in memory or Dask)."""
+        """Solve for ``coef_`` on the operator ``K`` of the training rows (in memory or Dask); return the
+        solver's solution."""
         n = K.shape[0]
         self.lambda_ = float(self.alpha) / n
         with self._progress(self.max_iter, "conjugate gradient") as bar:
@@ -166,15 +178,84 @@ class _NystroemRidgeBase(NystroemMachineBase):
         self.jitter_ = solution.preconditioner.jitter
         if not result.converged and result.n_iter >= self.max_iter:
             self._warn_not_converged("the relative residual of conjugate gradient", result.residuals[-1])
+        return solution
 
 
 def _mean_squared_error(predictions, target):
     return np.mean((predictions.reshape(len(target), -1) - target.reshape(len(target), -1)) ** 2)
 
 
-class NystroemKernelRidge(RegressorMixin, _DaskRoutedFit, RegressionFitMixin, _NystroemRidgeBase):
-    __doc__ = """Nyström kernel ridge regression by Falkon's preconditioned conjugate gradient.
-""" + _SHARED_DOC + """
+_POSTERIOR_PARAMETERS_DOC = """    variance : {'dtc', 'sor'} or None, default=None
+        The Gaussian process posterior to keep. ``'dtc'``: the subset-of-regressors
+        variance plus the Nyström residual ``k(x, x) - Q(x, x)`` (the exact GP's
+        when every training row is a centre; the prior far from the centres);
+        ``'sor'``: without the residual (it goes to 0 far from the centres).
+        ``None`` keeps none: ``predict`` gives the mean only, and the fit costs
+        no more. Refused with early stopping and with Dask input.
+    amplitude : 'auto' or float, default='auto'
+        The prior's signal variance ``s`` (> 0), used with ``variance``;
+        ``'auto'``: each target's maximum of the DTC likelihood with ``alpha``
+        held fixed, ``y^T (Q_nn + alpha I)^-1 y / n`` (it maximizes Titsias's
+        bound too). It changes only the uncertainty, never the mean.
+"""
+_PARAMETERS_HEADING = """
+    Parameters
+    ----------
+"""
+_GAUSSIAN_PROCESS_DOC = """
+    **The Gaussian process.** The prediction is the posterior mean of the
+    subset-of-regressors (SoR) prior ``f(x) = k_m(x)^T a``, ``a ~ N(0, s
+    K_mm^-1)`` (``K_mm`` with the preconditioner's jitter ``jitter_`` on its
+    diagonal: float32 rows take a jitter of float32's epsilon, so that their
+    posterior is measurably another one, 9 % apart in the std on a small
+    Gaussian problem), with the noise variance ``alpha s``: ``alpha`` is the
+    noise-to-signal ratio, as in :class:`kernelmaps.KernelRidge`, and the
+    amplitude ``s`` cancels from the mean. On the features ``z(x) = T^-T
+    k_m(x)`` (``T^T T = K_mm``) it is Bayesian linear regression with
+    ``A = Z^T Z + alpha I``: SoR's variance of the latent ``f`` is ``alpha s
+    z^T A^-1 z``; DTC's (Quiñonero-Candela & Rasmussen 2005) adds ``s (k(x, x) -
+    z^T z)``. ``predict(X, return_std=True)`` gives the std of the latent ``f``,
+    shared by the targets up to each one's amplitude; that of a new observation
+    ``y`` is ``sqrt(std**2 + noise_variance_)``. Its mean is :meth:`predict`'s
+    (the conjugate gradient's coefficients): the exact posterior mean to the
+    solver's ``tol``. :meth:`log_marginal_likelihood` is Titsias's (SGPR) lower
+    bound on the evidence; the DTC likelihood is ``dtc_log_marginal_likelihood_``.
+
+    Cost of ``variance``: the fit makes one more pass over the rows, ``Z^T Z``
+    and ``Z^T y`` (``O(n m^2)``: a triangular solve and a product per block of
+    rows; it reads the kept kernel blocks, else evaluates the kernel again),
+    then a Cholesky factorization (``O(m^3)``). The model keeps two ``m x m``
+    float64 factors, ``16 m^2`` bytes (268 MB at m = 4096), pickled with it;
+    the pass holds about ``threads + 4`` such matrices at its peak, refused up
+    front when they do not fit. ``return_std`` costs ``O(m^2 + m d)`` per row, in row
+    blocks; ``return_cov`` and :meth:`sample_y` with DTC hold ``n_rows x
+    n_rows`` matrices, refused up front when they do not fit.
+"""
+_POSTERIOR_ATTRIBUTES_DOC = """    variance_ : {'dtc', 'sor'} or None
+    amplitude_ : float or ndarray of shape (n_targets,) or None
+        The signal variance of each target (a float for a 1-D ``y``).
+    noise_variance_ : float or ndarray of shape (n_targets,) or None
+        ``alpha * amplitude_``.
+    posterior_factor_ : ndarray of shape (n_components_, n_components_) or None
+        Lower Cholesky factor of ``Z^T Z + alpha I``.
+    log_marginal_likelihood_value_ : float or None
+        Titsias's bound on the evidence (:meth:`log_marginal_likelihood`).
+    dtc_log_marginal_likelihood_ : float or None
+        The DTC (and SoR) likelihood ``log N(y; 0, s (Q_nn + alpha I))``
+        summed over targets: the bound plus ``n_targets tr(K_nn - Q_nn) / (2 alpha)``.
+"""
+
+
+class NystroemKernelRidge(RegressorMixin, NystroemPosteriorMixin, _DaskRoutedFit, RegressionFitMixin,
+                          _NystroemRidgeBase):
+    __doc__ = """Nyström kernel ridge regression by Falkon's preconditioned conjugate gradient, and its GP posterior.
+""" + _SHARED_PARAMETERS_DOC.replace(_PARAMETERS_HEADING, _GAUSSIAN_PROCESS_DOC + _PARAMETERS_HEADING) \
+        + _POSTERIOR_PARAMETERS_DOC + _SHARED_ATTRIBUTES_DOC + _POSTERIOR_ATTRIBUTES_DOC + _SHARED_REFERENCES_DOC + """\
+    Quiñonero-Candela, J. and Rasmussen, C. E. A unifying view of sparse
+    approximate Gaussian process regression. JMLR 6, 2005.
+    Titsias, M. Variational learning of inducing variables in sparse Gaussian
+    processes. AISTATS 2009.
+
     Examples
     --------
     >>> import numpy as np
@@ -187,17 +268,61 @@ class NystroemKernelRidge(RegressorMixin, _DaskRoutedFit, RegressionFitMixin, _N
     1.0
     >>> bool(reg.residuals_[-1] <= 1e-4)  # the relative residual of the last iteration
     True
+
+    With ``variance='dtc'``, the std of the latent function returns to the
+    prior's, ``sqrt(amplitude_)``, far from the data:
+
+    >>> reg = NystroemKernelRidge(200, alpha=1e-2, gamma=0.5, variance="dtc", random_state=0).fit(X, y)
+    >>> mean, std = reg.predict([[0.0, 0.0], [30.0, 30.0]], return_std=True)
+    >>> bool(std[0] < 0.05 * std[1]), bool(np.isclose(std[1], np.sqrt(reg.amplitude_)))
+    (True, True)
 """
 
     name = "nystroem_kernel_ridge"
     _multi_output_targets = True
     test_params = {"n_components": 10, "alpha": 1.0, "gamma": 0.02}
 
-    def _fit_targets(self, X, y, labels):
-        self._solve(X, y, None, _mean_squared_error)
+    def __init__(self, n_components="auto", *, alpha=1.0, kernel="gaussian", gamma="scale", degree=2,
+                 coef0=1.0, nu=1.5, landmarks="uniform", max_iter=100, tol=1e-4, early_stopping=False,
+                 validation_fraction=0.1, n_iter_no_change=5, kernel_cache="auto", verbose=False,
+                 random_state=None, variance=None, amplitude="auto"):
+        super().__init__(n_components, alpha=alpha, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, nu=nu,
+                         landmarks=landmarks, max_iter=max_iter, tol=tol, early_stopping=early_stopping,
+                         validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change,
+                         kernel_cache=kernel_cache, verbose=verbose, random_state=random_state)
+        self.variance = variance
+        self.amplitude = amplitude
 
-    def predict(self, X):
-        """``K(X, components_) @ coef_`` (lazy for a Dask array)."""
+    def _check_solver_params(self):
+        super()._check_solver_params()
+        self._check_posterior_params()
+
+    def _n_square_matrices(self):
+        return self._square_matrices + (0 if self.variance is None else posterior_square_matrices())
+
+    def _check_dask_fit(self):
+        if self.variance is not None:
+            raise ValueError(f"variance={self.variance!r} needs K^T K of the training rows, which a fit on Dask "
+                             "arrays does not compute: set variance=None, or fit in memory")
+
+    def _fit_targets(self, X, y, labels):
+        K, solution = self._solve(X, y, None, _mean_squared_error)
+        self._keep_posterior(K, y, None if self.variance is None else solution.preconditioner.T)
+
+    @with_doc(PREDICT_COV_DOC)
+    def predict(self, X, return_std=False, return_cov=False):
+        """``K(X, components_) @ coef_`` (lazy for a Dask array), and its posterior std or covariance.
+
+        Parameters
+        ----------
+        X : array-like or dask.array of shape (n_rows, n_features)
+            In memory for ``return_std`` and ``return_cov``.
+        return_std : bool, default=False
+            Also return the posterior std of the latent ``f`` at each row (of
+            ``y``: ``sqrt(std**2 + noise_variance_)``); needs ``variance``.
+        """
+        if return_std or return_cov:
+            return self._posterior_predict(X, return_std, return_cov)
         lazy = self._lazily(X, "predict")
         return self._scores(X) if lazy is None else lazy
 
@@ -214,7 +339,7 @@ class NystroemKernelRidgeClassifier(ClassifierMixin, _DaskRoutedFit, OneVsRestFi
     ``-1`` (one column for two classes), as :class:`kernelmaps.KernelRidgeClassifier`
     does; every class shares each pass over the rows. The prediction is the class
     of largest score.
-""" + _SHARED_DOC + """
+""" + _SHARED_PARAMETERS_DOC + _SHARED_ATTRIBUTES_DOC + _SHARED_REFERENCES_DOC + """
     Examples
     --------
     >>> from sklearn.datasets import load_iris

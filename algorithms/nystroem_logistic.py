@@ -203,6 +203,12 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
     def predict_proba(self, X):
         """Class probabilities: ``sigmoid(f)`` for two classes; one-vs-rest sigmoids normalized to sum to 1 otherwise.
 
+        Not a Gaussian process classifier: ``f`` is the penalized maximum
+        likelihood (MAP) fit, and the probability is the sigmoid of that one
+        function, with no averaging over a posterior of ``f`` (a GP classifier's
+        Laplace or expectation-propagation probabilities pull towards 1/2 where
+        ``f`` is uncertain). They are as calibrated as the logistic fit is, no more.
+
         Parameters
         ----------
         X : array-like or dask.array of shape (n_samples, n_features)

@@ -1,4 +1,4 @@
-"""Statistical checks of a feature map against its exact kernel.
+"""Statistical checks of a feature map against its exact kernel, and of posterior draws against their covariance.
 
 One copy of each, used by the checks generated per kernel family
 (test_kernel_approximation) and by the per-map tests of the variants those do
@@ -60,3 +60,19 @@ def assert_dense_form_matches(est, X, module, threshold_name, expect_dense, monk
         monkeypatch.undo()
         assert Z.dtype == Z_structured.dtype == dtype
         np.testing.assert_allclose(Z, Z_structured, rtol=0, atol=tol)
+
+
+def covariance_z_scores(samples, mean, cov):
+    """z-scores of the draws' empirical mean and covariance entries against ``(mean, cov)``.
+
+    A covariance entry from ``N`` Gaussian draws has the sampling variance
+    ``(C_ij^2 + C_ii C_jj) / N``; the mean's entries ``C_ii / N``.
+    """
+    n_draws = samples.shape[1]
+    centred = samples - mean[:, None]
+    empirical = centred @ centred.T / n_draws
+    variance = np.diagonal(cov)
+    z_cov = (empirical - cov) / np.sqrt((cov**2 + np.outer(variance, variance)) / n_draws)
+    z_mean = samples.mean(axis=1) - mean
+    z_mean = z_mean / np.sqrt(variance / n_draws)
+    return np.abs(np.concatenate([z_cov.ravel(), z_mean]))

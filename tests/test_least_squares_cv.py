@@ -260,3 +260,33 @@ def test_rows_of_weight_zero_are_left_out_and_stored_as_nan(problem):
     assert np.isnan(ours.loo_predictions_[~kept]).all()
     np.testing.assert_allclose(ours.loo_predictions_[kept], without.loo_predictions_, rtol=1e-12)
     np.testing.assert_allclose(ours.coef_, without.coef_, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- evidence
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("multi_output", [False, True])
+def test_evidence_scores_each_alpha_by_the_plain_learners_evidence(problem, fit_intercept, weighted, multi_output):
+    _, _, Z, y, _, weights = problem
+    w = weights if weighted else None
+    target = np.column_stack([y, 0.1 * y ** 2]) if multi_output else y
+    search = LeastSquaresRegressorCV(ALPHAS, scoring="evidence", fit_intercept=fit_intercept)
+    search.fit(Z, target, sample_weight=w)
+    evidence = [LeastSquaresRegressor(alpha, fit_intercept=fit_intercept, solver="normal").fit(
+        Z, target, sample_weight=w).log_marginal_likelihood() for alpha in ALPHAS]
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], evidence, rtol=1e-9)
+    best = int(np.argmax(evidence))
+    assert search.alpha_ == ALPHAS[best] and search.best_score_ == pytest.approx(evidence[best], rel=1e-9)
+    chosen = LeastSquaresRegressor(ALPHAS[best], fit_intercept=fit_intercept, solver="normal").fit(
+        Z, target, sample_weight=w)
+    np.testing.assert_allclose(search.predict(Z), chosen.predict(Z), rtol=1e-9, atol=1e-9)
+
+
+def test_evidence_is_refused_where_it_has_no_meaning(problem):
+    _, _, Z, y, labels, _ = problem
+    with pytest.raises(ValueError, match="classifier has none"):
+        LeastSquaresClassifierCV(ALPHAS, scoring="evidence").fit(Z, labels)
+    with pytest.raises(ValueError, match="set cv=None and store_cv_results=False"):
+        LeastSquaresRegressorCV(ALPHAS, scoring="evidence", cv=3).fit(Z, y)
+    with pytest.raises(ValueError, match="set cv=None and store_cv_results=False"):
+        LeastSquaresRegressorCV(ALPHAS, scoring="evidence", store_cv_results=True).fit(Z, y)

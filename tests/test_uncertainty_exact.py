@@ -21,6 +21,8 @@ from sklearn.linear_model import BayesianRidge
 from kernelmaps import KernelRidge, LeastSquaresRegressor, RandomFourierFeatures, exact_kernel
 from kernelmaps._core.validation import InsufficientMemoryError
 
+from kernel_checks import covariance_z_scores
+
 RTOL = 1e-6
 #: Largest |z| of an entry of the empirical covariance (or mean) of the draws: a wrong
 #: covariance (x2) gives |z| of about sqrt(N / 8) = 22 on the diagonal for N draws below.
@@ -121,22 +123,6 @@ def test_each_target_is_its_own_process_with_sklearns_shapes():
         evidence += alone.log_marginal_likelihood()
     assert both.log_marginal_likelihood() == pytest.approx(evidence, rel=1e-12)
     assert both.sample_y(X_test, 3, random_state=0).shape == (len(X_test), 2, 3)
-
-
-def covariance_z_scores(samples, mean, cov):
-    """z-scores of the draws' empirical mean and covariance entries against ``(mean, cov)``.
-
-    A covariance entry from ``N`` Gaussian draws has the sampling variance
-    ``(C_ij^2 + C_ii C_jj) / N``; the mean's entries ``C_ii / N``.
-    """
-    n_draws = samples.shape[1]
-    centred = samples - mean[:, None]
-    empirical = centred @ centred.T / n_draws
-    variance = np.diagonal(cov)
-    z_cov = (empirical - cov) / np.sqrt((cov**2 + np.outer(variance, variance)) / n_draws)
-    z_mean = samples.mean(axis=1) - mean
-    z_mean = z_mean / np.sqrt(variance / n_draws)
-    return np.abs(np.concatenate([z_cov.ravel(), z_mean]))
 
 
 @pytest.mark.parametrize("make", ["kernel_ridge", "least_squares"])

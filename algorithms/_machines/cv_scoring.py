@@ -25,11 +25,12 @@ class Scoring:
 
     Attributes
     ----------
-    kind : {'squared', 'accuracy', 'scorer'}
+    kind : {'squared', 'accuracy', 'scorer', 'evidence'}
         'squared': one of :data:`SQUARED_ERROR_SCORES` (``name``), from sums of
         squared errors; 'accuracy': the share of rows whose class is right,
         counted as the rows come; 'scorer': ``scorer`` applied to the
-        predictions of every row.
+        predictions of every row; 'evidence': the Bayesian linear regression
+        evidence of all rows (a regressor's, without folds).
     name : str
     scorer : callable or None
     """
@@ -42,13 +43,19 @@ class Scoring:
 def check_scoring(scoring, classifier, weighted):
     """The :class:`Scoring` of a ``scoring`` parameter, or an error before any work.
 
-    ``None`` is R² for a regressor and accuracy for a classifier. A name goes
+    ``None`` is R² for a regressor and accuracy for a classifier; ``'evidence'``
+    (a regressor's) is the Bayesian evidence of all rows. A name goes
     through ``sklearn.metrics.get_scorer`` (an unknown name is its
     ``ValueError``); a scorer that needs ``predict_proba`` is refused, as is a
     callable that takes no ``sample_weight`` when there are weights to give it.
     """
     if scoring is None:
         scoring = "accuracy" if classifier else "r2"
+    if isinstance(scoring, str) and scoring == "evidence":
+        if classifier:
+            raise ValueError("scoring='evidence' is the marginal likelihood of a regressor's Gaussian model; a "
+                             "classifier has none: choose a scorer of its predictions")
+        return Scoring("evidence", scoring)
     if isinstance(scoring, str):
         scorer = get_scorer(scoring)
         if scoring == "accuracy" and classifier:

@@ -58,6 +58,48 @@ from .._solvers.cholesky import lower_cholesky
 JITTERS = (1e-10, 1e-9, 1e-8, 1e-7, 1e-6)
 
 
+#: The parameters and returns of ``sample_y``, shared by the learners' docstrings.
+SAMPLE_Y_DOC = """
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            The rows, as :meth:`predict` takes them.
+        n_samples : int, default=1
+            Draws per row (>= 1).
+        random_state : int, RandomState instance or None, default=None
+            Seed of the draws.
+
+        Returns
+        -------
+        samples : ndarray of shape (n_rows, n_samples) or (n_rows, n_targets, n_samples)
+            The first for a 1-D ``y``, as scikit-learn's ``GaussianProcessRegressor``.
+"""
+#: ``predict``'s ``return_cov`` and its returns, shared by the learners' docstrings.
+PREDICT_COV_DOC = """        return_cov : bool, default=False
+            Also return the posterior covariance of ``f`` at the rows. At most one
+            of the two; refused up front when about ``(3 + n_targets)``
+            ``n_rows x n_rows`` matrices do not fit in memory.
+
+        Returns
+        -------
+        y_mean : ndarray of shape (n_rows,) or (n_rows, n_targets)
+            ``(n_rows,)`` for a 1-D ``y``, ``(n_rows, n_targets)`` for a 2-D one,
+            a column vector included.
+        y_std : ndarray of the shape of ``y_mean``, optional
+        y_cov : ndarray of shape (n_rows, n_rows) or (n_rows, n_rows, n_targets), optional
+"""
+
+
+def with_doc(*fragments):
+    """Append the docstring ``fragments`` to the decorated function's docstring (none under ``python -OO``)."""
+    def decorate(function):
+        if function.__doc__ is not None:
+            function.__doc__ = function.__doc__.rstrip(" ") + "".join(fragments)
+        return function
+
+    return decorate
+
+
 def check_amplitude(amplitude):
     """``'auto'`` or the amplitude as a positive finite float; a ``ValueError`` otherwise."""
     if isinstance(amplitude, str) and amplitude == "auto":
@@ -100,17 +142,16 @@ def function_space_log_det(factor, log_weight_sum=0.0):
     return factor_log_det(factor) - log_weight_sum
 
 
-def weight_space_log_det(factor, alpha, n_effective, weight_sum=None, log_weight_sum=0.0):
-    """The ``log_det`` of the weight-space evidence, with the features' factor of ``D x D``.
+def weight_space_log_det(log_det_A, n_features, alpha, n_effective, weight_sum=None, log_weight_sum=0.0):
+    """The ``log_det`` of the weight-space evidence, from ``log |A|`` of the features' ``D x D`` system.
 
     ``log |A| + (m - D) log alpha + log sum(w) - sum_i log w_i``, the term ``log sum(w)``
     only with an intercept (``weight_sum`` given, then ``m = n - 1``). Without an
     intercept it is ``log |Z Z^T + alpha W^-1|`` (the matrix determinant lemma);
     with the flat-prior intercept integrated out it adds the ``log sum(w)`` of its
-    posterior precision.
+    posterior precision. ``alpha`` may be an array (one ``log |A|`` each).
     """
-    n_features = factor.shape[0]
-    log_det = factor_log_det(factor) + (n_effective - n_features) * np.log(alpha) - log_weight_sum
+    log_det = log_det_A + (n_effective - n_features) * np.log(alpha) - log_weight_sum
     return log_det if weight_sum is None else log_det + np.log(weight_sum)
 
 
@@ -134,6 +175,39 @@ def log_evidence(data_fit, log_det, n_effective, amplitude):
         return np.inf
     terms = -0.5 * data_fit / amplitude - 0.5 * n_effective * np.log(2 * np.pi * amplitude) - 0.5 * log_det
     return float(np.sum(terms))
+
+
+def spectral_log_evidence(eigenvalues, projected, spread, alphas, n_effective, weight_sum=None, log_weight_sum=0.0):
+    """The evidence of every penalty, each target's amplitude at its maximizer, from one eigendecomposition.
+
+    The centred system ``Z_c^T W Z_c = U diag(e) U^T`` with ``p = U^T Z_c^T W y_c``
+    gives the minimized objective ``R = |y_c|_W^2 - sum_k p_k^2 / (e_k + alpha)`` and
+    ``log |A| = sum_k log(e_k + alpha)`` of every ``alpha`` at ``O(D)`` each: the
+    weight-space evidence (:func:`weight_space_log_det`) with ``amplitude='auto'``.
+
+    Parameters
+    ----------
+    eigenvalues : ndarray of shape (n_features,)
+    projected : ndarray of shape (n_features, n_targets)
+        ``p``.
+    spread : ndarray of shape (n_targets,)
+        ``|y_c|_W^2``: the weighted sum of squares about the mean (with an intercept) or about 0.
+    alphas : ndarray of shape (n_alphas,)
+    n_effective, weight_sum, log_weight_sum
+        As :func:`weight_space_log_det` takes them.
+
+    Returns
+    -------
+    ndarray of shape (n_alphas,)
+        The log evidence summed over targets; ``R`` is clipped at 0 against rounding.
+    """
+    shifted = eigenvalues[:, None] + alphas[None, :]
+    objective = np.maximum(spread[None, :] - np.einsum("dt,da->at", projected * projected, 1.0 / shifted), 0.0)
+    log_det = weight_space_log_det(np.sum(np.log(shifted), axis=0), len(eigenvalues), alphas, n_effective,
+                                   weight_sum, log_weight_sum)
+    data_fit = objective / alphas[:, None]
+    return np.array([log_evidence(fit, det, n_effective, fitted_amplitude("auto", fit, n_effective))
+                     for fit, det in zip(data_fit, log_det)])
 
 
 def posterior_variance(factor, U, prior, coefficient):
@@ -186,7 +260,8 @@ class GaussianPosteriorMixin:
       string), or None; ``new_rows`` is False for the evidence alone;
     * ``_posterior_input(X)``: the validated rows;
     * ``_posterior_block(X_rows)``: ``(mean, U)``, the ``(b, k)`` means and the ``(p, b)`` cross terms;
-    * ``_posterior_prior(X_rows, full)``: ``P``, its diagonal ``(b,)`` or all of it ``(b, b)``;
+    * ``_posterior_prior(X_rows, full, U)``: ``P``, its diagonal ``(b,)`` or all of it ``(b, b)``
+      (``U`` the block's cross terms, for a ``P`` that depends on them);
     * ``_posterior_coefficient()``: ``c``;
     * ``_single_output()``: whether the mean is 1-D (one target given as a 1-D ``y``).
     """
@@ -220,12 +295,12 @@ class GaussianPosteriorMixin:
             rows = X[start:start + step]
             mean, U = self._posterior_block(rows)
             means.append(mean)
-            variances.append(posterior_variance(factor, U, self._posterior_prior(rows, False), coefficient))
+            variances.append(posterior_variance(factor, U, self._posterior_prior(rows, False, U), coefficient))
         return np.concatenate(means), np.concatenate(variances)
 
     def _posterior_mean_and_covariance(self, X):
         mean, U = self._posterior_block(X)
-        cov = posterior_covariance(self.posterior_factor_, U, self._posterior_prior(X, True),
+        cov = posterior_covariance(self.posterior_factor_, U, self._posterior_prior(X, True, U),
                                    self._posterior_coefficient())
         return mean, cov
 
@@ -248,6 +323,7 @@ class GaussianPosteriorMixin:
             return mean[:, 0], cov * amplitude[0]
         return mean, cov[:, :, None] * amplitude
 
+    @with_doc(SAMPLE_Y_DOC)
     def sample_y(self, X, n_samples=1, random_state=None):
         """Draw joint samples of the latent function's posterior at the rows ``X``.
 
@@ -259,20 +335,6 @@ class GaussianPosteriorMixin:
         the noise (add ``noise_variance_`` draws for ``y``). Memory: three
         ``m x m`` float64 matrices for ``m`` rows, refused up front when they do
         not fit.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_rows, n_features)
-            The rows, as :meth:`predict` takes them.
-        n_samples : int, default=1
-            Draws per row (>= 1).
-        random_state : int, RandomState instance or None, default=None
-            Seed of the draws.
-
-        Returns
-        -------
-        samples : ndarray of shape (n_rows, n_samples) or (n_rows, n_targets, n_samples)
-            The first for a 1-D ``y``, as scikit-learn's ``GaussianProcessRegressor``.
         """
         n_samples = check_integer(n_samples, "n_samples", 1)
         rng = check_random_state(random_state)

@@ -21,8 +21,8 @@ from .._core.validation import (check_choice, check_input, check_integer, check_
                                 dask_support, format_bytes, is_dask_array, user_stacklevel)
 from .._solvers.normal_equations import NormalEquations
 from .._solvers.sparse_ridge import SOLVERS, ridge_cg, select_solver
-from .gaussian_process import (GaussianPosteriorMixin, check_amplitude, fitted_amplitude, log_evidence,
-                               weight_space_log_det)
+from .gaussian_process import (GaussianPosteriorMixin, check_amplitude, factor_log_det, fitted_amplitude,
+                               log_evidence, weight_space_log_det)
 
 #: Rows of features one mapped block holds while it is accumulated (``fit`` with a
 #: ``feature_map``): about this many bytes of float64 features per block.
@@ -333,7 +333,7 @@ class FeaturePosteriorMixin(GaussianPosteriorMixin):
                           f"is below {INEXACT_OBJECTIVE:.1e} of their sum of squares, so the one-pass moments give it "
                           "to fewer than 6 digits, and with it amplitude_ and the evidence: raise alpha, or pass "
                           "a float amplitude", LinAlgWarning, stacklevel=user_stacklevel())
-        log_det = weight_space_log_det(factor, alpha, n_effective,
+        log_det = weight_space_log_det(factor_log_det(factor), factor.shape[0], alpha, n_effective,
                                        equations.weight_sum if self.fit_intercept else None, equations.log_weight_sum)
         self.log_marginal_likelihood_value_ = log_evidence(objective / alpha, log_det, n_effective, amplitudes)
 
@@ -366,7 +366,7 @@ class FeaturePosteriorMixin(GaussianPosteriorMixin):
         dense = Z.toarray() if sp.issparse(Z) else Z
         return np.asarray(mean), (np.asarray(dense, dtype=np.float64) - centre).T
 
-    def _posterior_prior(self, Z, full):
+    def _posterior_prior(self, Z, full, U=None):
         # the flat-prior intercept's variance, alpha s / sum(w), in units of s
         variance = self._posterior_alpha / self.normal_equations_.weight_sum if self.fit_intercept else 0.0
         return np.full((Z.shape[0],) * (2 if full else 1), variance)

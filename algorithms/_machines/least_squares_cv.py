@@ -14,6 +14,7 @@ from .._core.validation import (check_bool, check_fits_in_memory, clear_fitted_s
 from .._solvers.ridge_path import RidgePath, centred_system, squared_error_sums, total_sum_of_squares
 from .cv_passes import EvaluationPass, MomentsPass, run_chunk, run_rows
 from .cv_scoring import best_index, check_scoring, cv_results, scorer_scores, squared_error_score
+from .gaussian_process import spectral_log_evidence
 from .least_squares import LeastSquaresBase, check_feature_map, validate_rows
 
 #: The default grid: one penalty per decade from 1e-6 to 1e6. ``alpha`` weighs the
@@ -85,6 +86,16 @@ def fold_membership(cv, Z, y, groups, classifier):
                              "minus its test rows'")
         membership[test, k] = True
     return membership, bool(np.all(membership.sum(axis=1) == 1))
+
+
+def path_log_evidence(path, total, fit_intercept):
+    """Every penalty's Bayesian linear regression evidence (``amplitude='auto'``) on the rows of ``total``,
+    from the path's eigendecomposition: :class:`kernelmaps.LeastSquaresRegressor`'s
+    ``log_marginal_likelihood()`` at each ``alpha``."""
+    spread = total_sum_of_squares(total) if fit_intercept else total.target_square_sum
+    n_effective = total.n_samples - 1 if fit_intercept else total.n_samples
+    return spectral_log_evidence(path.eigenvalues, path.projected, spread, path.alphas, n_effective,
+                                 total.weight_sum if fit_intercept else None, total.log_weight_sum)
 
 
 class InMemoryRows:
@@ -175,6 +186,9 @@ class LeastSquaresCVBase(RegisteredEstimator, BaseEstimator):
         else:
             rows, offset = self._memory_rows(Z, y, sample_weight, feature_map, groups, fit_intercept)
         scoring = check_scoring(self.scoring, is_classifier(self), rows.score_weight is not None)
+        if scoring.kind == "evidence" and (self.cv is not None or self.store_cv_results):
+            raise ValueError("scoring='evidence' scores every alpha by the marginal likelihood of all rows, with no "
+                             "folds and no leave-one-out predictions: set cv=None and store_cv_results=False")
         self._check_memory(rows, len(alphas), scoring)
         n_splits = 0 if rows.membership is None else rows.membership.shape[1]
         moments = rows.run(MomentsPass(self, n_splits, rows.partition, offset))
@@ -256,6 +270,8 @@ class LeastSquaresCVBase(RegisteredEstimator, BaseEstimator):
 
     def _leave_one_out(self, rows, total, alphas, scoring, fit_intercept):
         path = RidgePath(*centred_system(total, None, fit_intercept), alphas, fit_intercept, total.target_offset)
+        if scoring.kind == "evidence":
+            return self._select_on_path(path, alphas, path_log_evidence(path, total, fit_intercept))
         collect = scoring.kind == "scorer" or self.store_cv_results
         part = rows.run(EvaluationPass(self, len(alphas), collect, path=path))
         if scoring.kind == "squared":
@@ -268,6 +284,10 @@ class LeastSquaresCVBase(RegisteredEstimator, BaseEstimator):
                 scores = scorer_scores(scoring, outputs, self._truth(targets), weights, self._scored_classes())
             if self.store_cv_results:
                 self.loo_predictions_ = self._stored_predictions(outputs, rows)
+        return self._select_on_path(path, alphas, scores)
+
+    def _select_on_path(self, path, alphas, scores):
+        """Keep ``cv_results_`` of every penalty's score, and the path's solution of the best."""
         self.cv_results_ = cv_results(alphas, scores)
         best = best_index(scores)
         self.coef_, self.intercept_ = path.solution(best)

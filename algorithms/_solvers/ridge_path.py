@@ -213,6 +213,8 @@ class RidgePath:
         ``U``.
     inverse : ndarray of shape (n_features, n_alphas)
         ``1 / (s_k + alpha)``.
+    projected : ndarray of shape (n_features, n_targets)
+        ``U^T cross``.
     spectral_coef : ndarray of shape (n_features, n_alphas, n_targets)
         The solutions in the eigenbasis, ``U^T coef``.
 
@@ -236,8 +238,8 @@ class RidgePath:
         self.eigenvalues = np.maximum(eigenvalues, 0.0)
         self.alphas = np.asarray(alphas, dtype=np.float64)
         self.inverse = 1.0 / (self.eigenvalues[:, None] + self.alphas[None, :])
-        projected = self.eigenvectors.T @ cross
-        self.spectral_coef = projected[:, None, :] * self.inverse[:, :, None]
+        self.projected = self.eigenvectors.T @ cross
+        self.spectral_coef = self.projected[:, None, :] * self.inverse[:, :, None]
         self.mean_z, self.weight, self.fit_intercept = mean_z, weight, fit_intercept
         offset = np.zeros(cross.shape[1]) if target_offset is None else target_offset
         self.mean_t = mean_t + offset
