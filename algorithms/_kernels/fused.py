@@ -185,12 +185,12 @@ class FusedBlocks:
                 w = _padded(w, width)
         a = np.zeros((b, 0), self.dtype) if addend is None else _padded(np.asarray(addend, self.dtype), width)
         P = np.zeros((b if forward else 0, width), self.dtype)
-        out = np.zeros((self.padded if backward else 0, width), self.dtype)
+        out = np.zeros((self.n_centres, width), self.dtype)
         stored = np.zeros((0, 0), self.dtype) if stored is None else stored
         fused_rows(self.epilogue, np.ascontiguousarray(rows), row_terms, self.centres, self.bias, self.coefs,
                    packed, vectors, w, a, stored, reads_stored, P, out, forward, backward)
         P = P[:, :k] if forward else None
-        image = out[:self.n_centres, :k].astype(np.float64) if backward else None
+        image = out[:, :k].astype(np.float64) if backward else None
         for product in (P, image):
             if product is not None and not all_finite(product):
                 raise FeatureOverflowError(self.blocks.overflow_message(f"(in its products) {where}"))

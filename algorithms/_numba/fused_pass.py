@@ -174,29 +174,32 @@ def _matern_of_squares(epilogue, a, row_term, coefs):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _product_tile(Pt, T, V, chunk, zeros, vectors):
-    """``Pt[r, c W:(c + 1) W] = T[r] V[c]`` with ``vectors`` (1 to 4) known at run time."""
+def _product_tile(Pt, T, first, V, chunk, zeros, vectors):
+    """``Pt[r, c W:(c + 1) W] = T[first + r] V[c]`` with ``vectors`` (1 to 4) known at run time.
+
+    The rows of ``T`` may be shorter than ``V``'s padded centres: the centres past them
+    have zero rows in ``V`` and would add exact zeros."""
     if vectors == 1:
-        dot_tile(Pt, 0, T, 0, V, chunk, zeros, 1)
+        dot_tile(Pt, 0, T, first, V, chunk, zeros, 1)
     elif vectors == 2:
-        dot_tile(Pt, 0, T, 0, V, chunk, zeros, 2)
+        dot_tile(Pt, 0, T, first, V, chunk, zeros, 2)
     elif vectors == 3:
-        dot_tile(Pt, 0, T, 0, V, chunk, zeros, 3)
+        dot_tile(Pt, 0, T, first, V, chunk, zeros, 3)
     else:
-        dot_tile(Pt, 0, T, 0, V, chunk, zeros, 4)
+        dot_tile(Pt, 0, T, first, V, chunk, zeros, 4)
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _rank_update_tile(out, T, Ut, chunk, vectors):
-    """:func:`rank_update` with ``vectors`` (1 to 4) known at run time."""
+def _rank_update_tile(out, T, first, Ut, chunk, vectors):
+    """:func:`rank_update` of rows ``T[first:]`` with ``vectors`` (1 to 4) known at run time."""
     if vectors == 1:
-        rank_update(out, T, 0, Ut, 0, chunk, 1)
+        rank_update(out, T, first, Ut, 0, chunk, 1)
     elif vectors == 2:
-        rank_update(out, T, 0, Ut, 0, chunk, 2)
+        rank_update(out, T, first, Ut, 0, chunk, 2)
     elif vectors == 3:
-        rank_update(out, T, 0, Ut, 0, chunk, 3)
+        rank_update(out, T, first, Ut, 0, chunk, 3)
     else:
-        rank_update(out, T, 0, Ut, 0, chunk, 4)
+        rank_update(out, T, first, Ut, 0, chunk, 4)
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
@@ -227,9 +230,10 @@ def _stored_rows(T, stored, g, rows, reads):
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _row_dot(row, v):
+def _row_dot(row, v, m):
+    """``row[:m] . v[:m]``: the same summation order whether ``row`` is a tile's or a kept row."""
     total = row.dtype.type(0)
-    for j in range(row.shape[0]):
+    for j in range(m):
         total += row[j] * v[j]
     return total
 
@@ -287,11 +291,13 @@ def fused_rows(epilogue, X, row_terms, S, bias, coefs, V, vectors, weights, adde
     reads_stored : bool
     P : ndarray of shape (b, k')
         Receives ``K V`` when ``forward``.
-    out : ndarray of shape (m', k')
-        ``K^T U`` is added to it when ``backward``.
+    out : ndarray of shape (m, k')
+        ``K^T U`` is added to it when ``backward`` (``m``: the centres, unpadded; its
+        shape is read either way).
     forward, backward : bool
     """
     b = X.shape[0]
+    m = out.shape[0]
     n_columns = out.shape[1]
     one_column = n_columns == 1
     T = np.zeros((TILE_ROWS, S.shape[0] * S.shape[2]), S.dtype)
@@ -303,38 +309,43 @@ def fused_rows(epilogue, X, row_terms, S, bias, coefs, V, vectors, weights, adde
     out_column = out.reshape(out.size)
     for g in range(0, b, TILE_ROWS):
         rows = min(TILE_ROWS, b - g)
-        if reads_stored:
+        # the products read the kept rows in place, or the tile (a last partial tile of kept rows is copied)
+        values, first = T, 0
+        if reads_stored and rows == TILE_ROWS:
+            values, first = stored, g
+        elif reads_stored:
             _stored_rows(T, stored, g, rows, True)
         else:
-            source, first = X, g
+            source, first_row = X, g
             if rows < TILE_ROWS:
                 tail[:rows] = X[g:]
-                source, first = tail, 0
+                source, first_row = tail, 0
             for chunk in range(S.shape[0]):
-                accumulate(epilogue, T, source, first, S, chunk, bias)
+                accumulate(epilogue, T, source, first_row, S, chunk, bias)
             _kernel_rows(epilogue, T, rows, row_terms, g, coefs)
             if stored.shape[0] > 0:
                 _stored_rows(T, stored, g, rows, False)
         if forward and one_column:
             for r in range(rows):
-                P[g + r, 0] = _row_dot(T[r], v)
+                P[g + r, 0] = _row_dot(values[first + r], v, m)
         elif forward:
             for chunk in range(V.shape[0]):
-                _product_tile(Pt, T, V, chunk, zeros, vectors)
+                _product_tile(Pt, values, first, V, chunk, zeros, vectors)
             P[g:g + rows] = Pt[:rows]
         if backward:
             _tile_rhs(Ut, P, weights, addend, g, rows, forward)
-            _rank_update_rows(out, out_column, T, Ut, V.shape[0], vectors, one_column)
+            _rank_update_rows(out, out_column, values, first, Ut, V.shape[0], vectors, one_column)
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _rank_update_rows(out, out_column, T, Ut, n_chunks, vectors, one_column):
-    """``out += T^T Ut``: one column as a loop over the centres, several by register tiles."""
+def _rank_update_rows(out, out_column, T, first, Ut, n_chunks, vectors, one_column):
+    """``out += T[first:first + TILE_ROWS]^T Ut``: one column as a loop over the centres, several by
+    register tiles."""
     if one_column:
-        t0, t1, t2, t3 = T[0], T[1], T[2], T[3]
+        t0, t1, t2, t3 = T[first], T[first + 1], T[first + 2], T[first + 3]
         u0, u1, u2, u3 = Ut[0, 0], Ut[1, 0], Ut[2, 0], Ut[3, 0]
         for j in range(out_column.shape[0]):
             out_column[j] += t0[j] * u0 + t1[j] * u1 + t2[j] * u2 + t3[j] * u3
     else:
         for chunk in range(n_chunks):
-            _rank_update_tile(out, T, Ut, chunk, vectors)
+            _rank_update_tile(out, T, first, Ut, chunk, vectors)
