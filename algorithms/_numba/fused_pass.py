@@ -7,12 +7,15 @@ exists: :data:`kernelmaps._numba.tiles.TILE_ROWS` rows at a time,
 1. the register tiles of :mod:`kernelmaps._numba.tiles` accumulate the rows
    against the packed centres into a ``TILE_ROWS x m`` scratch (cache-resident:
    128 KiB at m = 4096 in float64);
-2. the kernel's epilogue turns the accumulations into kernel values in place,
-   and with one right-hand side takes ``P = K v`` in the same loop;
-3. with several right-hand sides ``P`` comes from a register tile of the
-   scratch against ``V`` packed in chunks of columns;
-4. ``U = D P + W`` (per row, in registers) and ``out += K^T U`` by a rank-
-   ``TILE_ROWS`` update of ``out`` (:func:`kernelmaps._numba.tiles.rank_update`).
+2. the kernel's epilogue turns the accumulations into kernel values in place;
+3. ``P = K V``: one dot product per row with one right-hand side, a register
+   tile of the scratch against ``V`` packed in chunks of columns with several;
+4. ``U = D P + W`` (per row) and ``out += K^T U`` by a rank-``TILE_ROWS``
+   update of ``out`` (:func:`kernelmaps._numba.tiles.rank_update`).
+
+Kept kernel rows (``stored``) are multiplied in place by the same steps 3 and
+4, over the same ``m`` centres in the same order: a pass over kept blocks gives
+the bits of a pass that evaluates them.
 
 Each epilogue is a small record (a ``NamedTuple`` of its scalars in the rows'
 dtype) whose class names its accumulation; :func:`fused_rows` compiles one
