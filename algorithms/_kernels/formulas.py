@@ -254,15 +254,24 @@ def _polynomial_block(kernel, G, X, V, sq_v):
             row[j] = acc
 
 
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def matern_polynomial(order, one):
+    """The coefficients ``a_0 .. a_p`` of the Matérn polynomial of ``nu = p + 1/2``, in ``one``'s dtype.
+
+    ``a_0 = 1``, ``a_(k+1) = a_k 2 (p - k) / ((2p - k)(k + 1))``: the kernel is
+    ``exp(-s) sum_k a_k s^k``.
+    """
+    coefs = np.full(order + 1, one)
+    for k in range(order):
+        coefs[k + 1] = coefs[k] * ((2.0 * (order - k)) / ((2.0 * order - k) * (k + 1.0)))
+    return coefs
+
+
 @_block_of(MaternHalfInteger)
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
 def _matern_half_integer_block(kernel, G, X, V, sq_v):
     g, order = kernel.g, kernel.order
-    one = g / g
-    # the polynomial's coefficients: a_0 = 1, a_(k+1) = a_k 2 (p - k) / ((2p - k)(k + 1))
-    coefs = np.full(order + 1, one)
-    for k in range(order):
-        coefs[k + 1] = coefs[k] * ((2.0 * (order - k)) / ((2.0 * order - k) * (k + 1.0)))
+    coefs = matern_polynomial(order, g / g)
     for i in range(G.shape[0]):
         row = G[i]
         matern_distances(row, X[i], V, sq_v, g)

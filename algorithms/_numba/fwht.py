@@ -56,7 +56,8 @@ def _target_has_avx512():
     return "+avx512f" in features.split(",")
 
 
-_AVX512 = _target_has_avx512()
+#: Whether the compilation target has AVX-512 (32 vector registers of 512 bits).
+AVX512_TARGET = _target_has_avx512()
 #: Rows longer than this many elements are transformed in cache-sized blocks first.
 CACHE_BLOCK = 2048
 #: Elements transformed in registers before the passes over memory begin: as many
@@ -65,12 +66,12 @@ CACHE_BLOCK = 2048
 #: AVX2 target, which has 16: there they spilled, and float64 ran at 0.69-0.96x
 #: FFHT's speed (AMD EPYC znver3, n = 2^8..2^16, one thread) against 1.08-1.24x
 #: with 64 elements (float32 1.05-1.28x and 1.09-1.44x).
-REGISTER_BLOCK = 128 if _AVX512 else 64
+REGISTER_BLOCK = 128 if AVX512_TARGET else 64
 #: Largest supported row length.
 MAX_LOG2 = 30
 #: Width of the target's widest SIMD register: :func:`register_butterflies`
 #: works on vectors of this many bits (LLVM splits wider ones into legal widths).
-VECTOR_BITS = 512 if _AVX512 else 256
+VECTOR_BITS = 512 if AVX512_TARGET else 256
 
 
 def _register_butterfly_codegen(size, lanes):

@@ -18,6 +18,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from .._core.parallel import block_rows, n_worker_threads, run_row_blocks
 from .._kernels.blocks import KernelBlocks
+from .._kernels.fused import FusedBlocks, fuses
 
 #: Partial sums of ``K^T U`` kept at once: the rows are cut into at most this many
 #: groups, each summed by one thread.
@@ -82,6 +83,23 @@ class KernelOperator(LinearOperator):
         matrix, ``n m`` entries of ``X``'s dtype), so that later passes read them
         instead of evaluating the kernel again. The products are the same, bit for
         bit: a kept block is the block a pass would compute.
+    fused : 'auto' or bool, default='auto'
+        Whether the passes use the fused pass:
+        ``'auto'`` for the kernels it covers up to the number of features where
+        BLAS becomes faster (:data:`kernelmaps._kernels.fused.FUSED_MAX_FEATURES`),
+        ``True`` for those kernels at any number of features, ``False`` never.
+
+    Attributes
+    ----------
+    fused : FusedBlocks or None
+        The fused pass (:mod:`kernelmaps._kernels.fused`), which never writes a
+        kernel block (except into the kept blocks): used by :meth:`normal_matvec`,
+        ``@`` and its adjoint, for the kernels and feature counts
+        :func:`kernelmaps._kernels.fused.fuses` accepts; with kept blocks it
+        reads them instead of evaluating the kernel, and multiplies in the same
+        order, so kept or not the products are the same bit for bit.
+        :meth:`kernel_block` gives its values. ``None``: every pass writes each
+        block (BLAS, the formula, the finiteness check) and applies it.
 
     Notes
     -----
@@ -90,7 +108,9 @@ class KernelOperator(LinearOperator):
     ``exact_kernel(X, centres, ...)``. The frame, the framed centres and their
     squared norms are computed once (:class:`kernelmaps._kernels.blocks.KernelBlocks`);
     a block is one single-threaded GEMM into per-thread scratch, the kernel's
-    Numba formula, and the products with it while it is in cache.
+    Numba formula, and the products with it while it is in cache, or with the
+    fused pass a few rows at a time in registers. :meth:`sweep` with any other
+    ``rows_map`` than the normal equations' always writes the blocks.
 
     Examples
     --------
@@ -109,7 +129,8 @@ class KernelOperator(LinearOperator):
     method. NIPS 2017 (Algorithm 1, ``KnM_times_vector``).
     """
 
-    def __init__(self, X, centres, *, kernel, gamma, degree=2, coef0=1.0, nu=1.5, keep_blocks=False):
+    def __init__(self, X, centres, *, kernel, gamma, degree=2, coef0=1.0, nu=1.5, keep_blocks=False,
+                 fused="auto"):
         X = np.asarray(X)
         dtype = np.float32 if X.dtype == np.float32 else np.float64
         self.X = np.ascontiguousarray(X, dtype=dtype)
@@ -132,6 +153,10 @@ class KernelOperator(LinearOperator):
         # every pass cuts the rows at multiples of self.block, so a block's start indexes it
         self.kept = np.empty((n, m), dtype) if keep_blocks else None
         self._block_kept = np.zeros(blocks, dtype=bool)
+        if not (isinstance(fused, bool) or (isinstance(fused, str) and fused == "auto")):
+            raise ValueError(f"fused must be 'auto', True or False, got {fused!r}")
+        uses_fused = fused is not False and fuses(self.blocks, None if fused is True else self.X.shape[1])
+        self.fused = FusedBlocks(self.blocks) if uses_fused else None
 
     @staticmethod
     def kept_bytes(n, m, dtype):
@@ -143,20 +168,34 @@ class KernelOperator(LinearOperator):
         """Rows of a block: its kernel block and framed rows are one row of scratch each."""
         return block_rows(itemsize * (m + d))
 
+    def _keeps(self, start, stop):
+        """Whether rows ``start:stop`` are a whole block of the pass's cut with ``keep_blocks``
+        (kept once, under its index)."""
+        return self.kept is not None and start % self.block == 0 and stop == min(start + self.block, self.shape[0])
+
     def kernel_block(self, start, stop):
         """``K(X[start:stop], C)``, in per-thread scratch (valid until the thread's next block),
-        or read from the kept blocks."""
-        # a whole block of the pass's cut is kept once, under its index
-        keeps = self.kept is not None and start % self.block == 0 \
-            and stop == min(start + self.block, self.shape[0])
+        or read from the kept blocks. With the fused pass, the values it multiplies by."""
+        keeps = self._keeps(start, stop)
         if keeps and self._block_kept[start // self.block]:
             return self.kept[start:stop]
-        G = self.blocks.block(self.X[start:stop])
+        rows = self.X[start:stop]
+        G = self.blocks.block(rows) if self.fused is None else self.fused.block(rows)
         self.blocks.check(G, f"on rows {start}-{stop - 1}")
         if keeps:
             self.kept[start:stop] = G
             self._block_kept[start // self.block] = True
         return G
+
+    def _fused_run(self, lo, hi, rhs, n_columns, **products):
+        """:meth:`FusedBlocks.run` on rows ``lo:hi``, reading or filling their kept block."""
+        keeps = self._keeps(lo, hi)
+        reads = keeps and bool(self._block_kept[lo // self.block])
+        result = self.fused.run(self.X[lo:hi], rhs, n_columns, stored=self.kept[lo:hi] if keeps else None,
+                                reads_stored=reads, where=f"on rows {lo}-{hi - 1}", **products)
+        if keeps:
+            self._block_kept[lo // self.block] = True
+        return result
 
     def _as_block_dtype(self, A):
         return np.ascontiguousarray(A, dtype=self.X.dtype)
@@ -164,11 +203,17 @@ class KernelOperator(LinearOperator):
     def _matmat(self, V):
         V = self._as_block_dtype(np.asarray(V).reshape(self.shape[1], -1))
         out = np.empty((self.shape[0], V.shape[1]))
+        if self.fused is not None:
+            _check_finite("V", V)
+            rhs = self.fused.right_hand_sides(V, V.shape[1])
 
         def work(start, stop):
             for lo in range(start, stop, self.block):
                 hi = min(stop, lo + self.block)
-                out[lo:hi] = self.kernel_block(lo, hi) @ V
+                if self.fused is None:
+                    out[lo:hi] = self.kernel_block(lo, hi) @ V
+                else:
+                    out[lo:hi] = self._fused_run(lo, hi, rhs, V.shape[1], backward=False)[0]
 
         run_row_blocks(self.shape[0], self.group, work)
         return out
@@ -210,19 +255,28 @@ class KernelOperator(LinearOperator):
 
     def sweep_sum(self, V, rows_map, n_columns):
         """:meth:`sweep` as a :class:`CompensatedSum` (for merging with other row ranges)."""
-        n, m = self.shape
+        m = self.shape[1]
         if V is not None:
             V = self._as_block_dtype(np.asarray(V).reshape(m, -1))
+
+        def block_sum(lo, hi):
+            K = self.kernel_block(lo, hi)
+            image = None if V is None else (K @ V).astype(np.float64, copy=False)
+            U = rows_map(lo, hi, image)
+            return K.T @ self._as_block_dtype(U)
+
+        return self._sum_over_blocks(block_sum, n_columns)
+
+    def _sum_over_blocks(self, block_sum, n_columns):
+        """``sum block_sum(lo, hi)`` over the pass's row blocks, as a :class:`CompensatedSum`
+        (each group of blocks summed by one thread, the groups merged in row order)."""
+        n, m = self.shape
         partial = {}
 
         def work(start, stop):
             total = CompensatedSum((m, n_columns))
             for lo in range(start, stop, self.block):
-                hi = min(stop, lo + self.block)
-                K = self.kernel_block(lo, hi)
-                image = None if V is None else (K @ V).astype(np.float64, copy=False)
-                U = rows_map(lo, hi, image)
-                total.add(K.T @ self._as_block_dtype(U))
+                total.add(block_sum(lo, min(stop, lo + self.block)))
             partial[start] = total
 
         run_row_blocks(n, self.group, work)
@@ -280,6 +334,23 @@ class KernelOperator(LinearOperator):
         FtF *= 0.5
         return np.ascontiguousarray(FtF), (None if W is None else np.ascontiguousarray(total[m:].T))
 
+    def _fused_normal_sum(self, V, W, weights, n_columns):
+        """``K^T (D K V + W)`` by the fused pass, as a :class:`CompensatedSum`."""
+        for name, A in (("V", V), ("W", W), ("weights", weights)):
+            if A is not None:
+                _check_finite(name, A)
+        if V is not None:
+            V = self._as_block_dtype(np.reshape(V, (self.shape[1], -1)))
+        W = None if W is None else np.reshape(W, (self.shape[0], -1))
+        rhs = self.fused.right_hand_sides(V, n_columns)
+
+        def block_sum(lo, hi):
+            return self._fused_run(lo, hi, rhs, n_columns, forward=V is not None,
+                                   weights=None if weights is None else weights[lo:hi],
+                                   addend=None if W is None else W[lo:hi])[1]
+
+        return self._sum_over_blocks(block_sum, n_columns)
+
     def normal_matvec(self, V, W=None, weights=None, compensated=False):
         """``K^T (D K V + W)`` in one pass over the rows.
 
@@ -303,6 +374,9 @@ class KernelOperator(LinearOperator):
         if weights is not None:
             weights = np.asarray(weights, dtype=np.float64)
             weights = weights.reshape(-1, 1) if weights.ndim == 1 else weights
+        if self.fused is not None:
+            total = self._fused_normal_sum(V, W, weights, k)
+            return total if compensated else total.result()
 
         def rows_map(lo, hi, image):
             if image is None:
@@ -312,3 +386,9 @@ class KernelOperator(LinearOperator):
             return image if W is None else image + W[lo:hi]
 
         return self.sweep_sum(V, rows_map, k) if compensated else self.sweep(V, rows_map, k)
+
+
+def _check_finite(name, A):
+    """Raise ``ValueError`` if ``A`` (an operand of a pass) holds NaN or infinity."""
+    if not np.isfinite(A).all():
+        raise ValueError(f"{name} contains NaN or infinity: the kernel products would be meaningless")

@@ -4,10 +4,14 @@ Experiment
 ----------
 ``kernel-pass-speed`` (timed)
     Times one pass of :class:`kernelmaps._solvers.kernel_operator.KernelOperator`
-    (Gaussian kernel) two ways on the same rows and centres:
+    (Gaussian kernel) three ways on the same rows and centres:
 
+    * **fused**: the fused pass (``fused=True``), which never writes a kernel block:
+      register tiles of rows by centres, the formula and both products while the
+      tile is in cache (what a pass costs when ``K(X, C)`` does not fit in memory,
+      below the crossover in ``d``);
     * **evaluated**: every block is a BLAS product, the kernel's formula and the two
-      products (what a pass costs when ``K(X, C)`` does not fit in memory);
+      products (``fused=False``; the pass above the crossover);
     * **kept**: the blocks were kept by a first pass (``kernel_cache``), so the pass
       is the two products alone;
 
@@ -27,7 +31,12 @@ from benchmarks.experiments._sizes import Size
 MAX_ENTRIES = 4 * 10**8
 #: Multiply-adds of one ``exp`` in the library's vectorized helpers (per dtype).
 EXP_FMAS = {"float32": 8, "float64": 13}
-COLUMNS = ("evaluated", "kept", "FMA limit")
+COLUMNS = ("fused", "evaluated", "kept", "FMA limit")
+#: The fused pass's bars at d = 16, m = 4096, k = 1 (core-ns per entry).
+FUSED_BARS = {"float64": 1.6, "float32": 0.8}
+#: The operator's own choice of path may be this much slower than BLAS + formula
+#: (the timing noise of a shared machine) before its crossover in d counts as wrong.
+AUTO_NOISE = 1.1
 
 
 def _gemm_fma_rate(dtype, repeats):
@@ -51,10 +60,10 @@ def _gemm_fma_rate(dtype, repeats):
     paper="Rudi, Carratino & Rosasco, NIPS 2017 (Falkon's KnM_times_vector); Meanti et al., NeurIPS 2020",
     source="the per-iteration cost of the Nyström machines' conjugate gradient",
     claim="One pass K^T (K V) at d = 16, m = 4096, k = 1 costs at most 0.6 core-ns per entry in float64 when "
-          "K(X, C) is kept in memory; the pass that evaluates the kernel stays within 1.5x of the FMA limit "
-          "(a bar the fused pass is meant to meet; today's evaluated pass is measured against it).",
-    paper_value="no timing in the papers; the bars: kept ≤ 0.6 core-ns per entry (float64), evaluated "
-                "≤ 1.5x the FMA limit",
+          "K(X, C) is kept in memory; the fused pass, which evaluates the kernel without writing it, costs at "
+          "most 1.6 core-ns per entry in float64 and 0.8 in float32, within 1.5x of the FMA limit.",
+    paper_value="no timing in the papers; the bars: kept ≤ 0.6 core-ns per entry (float64), fused ≤ 1.6 "
+                "(float64) and ≤ 0.8 (float32), ≤ 1.5x the FMA limit",
     quick={"rows": 20_000, "dims": [16, 64], "centres": [1024, 4096], "rhs": [1, 26], "repeats": 3},
     full={"rows": 100_000, "dims": [4, 16, 64, 256], "centres": [1024, 4096, 16384], "rhs": [1, 26],
           "repeats": 3},
@@ -82,29 +91,31 @@ def kernel_pass_speed(run):
                 X = rng.standard_normal((n, d)).astype(dtype)
                 C = X[rng.choice(n, m, replace=False)].astype(np.float64)
                 gamma = 0.5 / d
-                evaluated = KernelOperator(X, C, kernel="gaussian", gamma=gamma)
-                kept = KernelOperator(X, C, kernel="gaussian", gamma=gamma, keep_blocks=True)
+                passes = {"fused": KernelOperator(X, C, kernel="gaussian", gamma=gamma, fused=True),
+                          "evaluated": KernelOperator(X, C, kernel="gaussian", gamma=gamma, fused=False),
+                          "kept": KernelOperator(X, C, kernel="gaussian", gamma=gamma, keep_blocks=True)}
                 for k in s["rhs"]:
                     V = rng.standard_normal((m, k))
-                    kept.normal_matvec(V)  # keeps the blocks (and compiles)
-                    evaluated.normal_matvec(V)
-                    ns = {"evaluated": median_seconds(lambda: evaluated.normal_matvec(V), s["repeats"],
-                                                      clock=time.process_time),
-                          "kept": median_seconds(lambda: kept.normal_matvec(V), s["repeats"],
-                                                 clock=time.process_time)}
-                    ns = {key: seconds / (n * m) * 1e9 for key, seconds in ns.items()}
+                    for operator in passes.values():
+                        operator.normal_matvec(V)  # compiles, and keeps the blocks of "kept"
+                    ns = {key: median_seconds(lambda: operator.normal_matvec(V), s["repeats"],
+                                              clock=time.process_time) / (n * m) * 1e9
+                          for key, operator in passes.items()}
                     ns["FMA limit"] = (d + EXP_FMAS[dtype] + 2 * k) / rates[dtype] * 1e9
                     cells[dtype, d, m, k] = ns
                     rows += [{"dtype": dtype, "d": d, "m": m, "k": k, "rows": n, "path": key,
                               "core_ns_per_entry": value, "numba_target": target} for key, value in ns.items()]
-                del kept
+                del passes
     run.write_csv(rows)
     _plot(run, cells, target)
 
     probe = [key for key in cells if key[1:] == (16, 4096, 1)]
     kept_bar = [cells[key]["kept"] <= 0.6 for key in probe if key[0] == "float64"]
-    fused_bar = [cells[key]["evaluated"] <= 1.5 * cells[key]["FMA limit"] for key in probe]
-    checks = kept_bar + fused_bar
+    fused_bar = [cells[key]["fused"] <= min(FUSED_BARS[key[0]], 1.5 * cells[key]["FMA limit"]) for key in probe]
+    # the operator's own choice (fused='auto': fused up to the crossover in d, BLAS above) is never
+    # slower than the evaluated pass beyond the timing noise: the crossover is where it should be
+    auto_bar = [_auto(key, ns) <= AUTO_NOISE * ns["evaluated"] for key, ns in cells.items()]
+    checks = kept_bar + fused_bar + auto_bar
     status = "holds" if checks and all(checks) else ("partly holds" if any(checks) else "does not hold")
 
     def cell(key):
@@ -119,8 +130,21 @@ def kernel_pass_speed(run):
         measured=[(f"one pass K^T(KV), core-ns per entry, {t}, d = {d}, m = {m}, k = {k}", cell((t, d, m, k)))
                   for (t, d, m, k) in sorted(cells)],
         note="The evaluated pass writes each block to memory and reads it back for the formula, the finiteness "
-             "check and the two products; a fused pass, which would keep each tile in registers, is not built.",
+             "check and the two products; the fused pass keeps a tile of 4 rows by the centres in registers and "
+             "cache, and checks the products' finiteness instead of the block's. The verdict also asks that the "
+             "operator's own choice (fused up to the crossover in d, BLAS above) be no slower than BLAS + formula "
+             f"(within {AUTO_NOISE}x) in every cell.",
     )
+
+
+def _auto(key, ns):
+    """The time of the path ``fused='auto'`` takes in the cell ``key``."""
+    import numpy as np
+
+    from kernelmaps._kernels.fused import FUSED_MAX_FEATURES
+
+    dtype, d = key[:2]
+    return ns["fused"] if d <= FUSED_MAX_FEATURES[np.dtype(dtype)] else ns["evaluated"]
 
 
 def _plot(run, cells, target):
@@ -130,7 +154,7 @@ def _plot(run, cells, target):
     fig, ax = figure(1, 1, width=max(6.0, 0.35 * len(keys)))
     x = np.arange(len(keys))
     for j, column in enumerate(COLUMNS):
-        ax[0, 0].bar(x + (j - 1) * 0.27, [cells[key][column] for key in keys], 0.27, label=column)
+        ax[0, 0].bar(x + (j - 1.5) * 0.2, [cells[key][column] for key in keys], 0.2, label=column)
     ax[0, 0].set_xticks(x, [f"{t[5:]} d{d}\nm{m} k{k}" for t, d, m, k in keys], fontsize=6)
     ax[0, 0].set(ylabel="core-ns per kernel entry", yscale="log", title=f"one pass K^T (K V), target {target}")
     ax[0, 0].legend(fontsize=8)

@@ -1,0 +1,206 @@
+"""The fused pass of a kernel of the vocabulary: its epilogue, prepared rows and packed centres.
+
+:mod:`kernelmaps._numba.fused_pass` computes ``K V``, ``K^T U`` and ``K^T (D K V + W)``
+of a row block without writing the block to memory. :class:`FusedBlocks` maps
+the record of a :class:`kernelmaps._kernels.blocks.KernelBlocks` (same frame,
+same bandwidth in the frame) to the epilogue, the accumulation's rows and
+centres, and checks the products' finiteness:
+
+========================  ==============  ======================================
+kernel (record)           accumulation    rows, centres
+========================  ==============  ======================================
+Gaussian                  ``dot``         ``x``, ``2 c`` and ``-|c|^2`` (exact
+                                          scalings), the row term ``-|x|^2``
+Matérn, ``nu = p + 1/2``  ``sqdist``      ``x``, ``c`` (exact squared distances)
+Laplacian                 ``l1``          ``x``, ``c``
+Cauchy                    ``cauchy``      ``sqrt(gamma) x``, ``sqrt(gamma) c``
+polynomial, exponential   ``dot``         ``x``, ``c``
+========================  ==============  ======================================
+
+The other kernels (the Matérn of a ``nu`` without closed form, whose Bessel
+function runs in SciPy, the chi2 kernels and the skewed kernels' ``sech``) keep
+the path of :class:`KernelBlocks`: BLAS or a Numba formula into a block, then
+the products.
+"""
+
+import numpy as np
+
+from .._core.parallel import ThreadScratch
+from .._core.validation import FeatureOverflowError
+from .._numba.fastmath_arrays import all_finite
+from .._numba.fused_pass import (ClampedExp, ExpOfDot, ExpOfL1, MaternOfSquares, PowerOfDot, Reciprocal,
+                                 fused_rows)
+from .._numba.tiles import lanes, pack_columns, product_vectors, tile_width
+from .formulas import Cauchy, Exponential, Gaussian, Laplacian, MaternHalfInteger, Polynomial, matern_polynomial
+
+#: Largest number of features at which the fused pass runs instead of BLAS and the
+#: formula (per dtype). Measured on a 2-core AMD EPYC (Zen 4, AVX-512, Numba
+#: target znver4, OpenBLAS 0.3.30), shared with other jobs (load average 5):
+#: Gaussian ``K^T (K V)``, 4096 rows, m = 4096, one thread, best of 3, core-ns
+#: per entry, fused against BLAS + formula:
+#:
+#: ======  =====================  =====================  ====================  =====================
+#: d       float64 k = 1          float64 k = 26         float32 k = 1         float32 k = 26
+#: ======  =====================  =====================  ====================  =====================
+#: 16      1.61 / 3.56            8.51 / 10.45           0.85 / 1.54           2.47 / 3.55
+#: 256     10.83 / 13.30          14.08 / 17.08          5.25 / 6.56           6.86 / 8.35
+#: 512                            24.52 / 26.36                                11.69 / 14.29
+#: 1024    54.23 / 42.02          63.55 / 50.41          20.97 / 22.32         24.82 / 24.79
+#: ======  =====================  =====================  ====================  =====================
+#:
+#: (``KernelOperator(..., fused=True)`` against ``fused=False``, ``normal_matvec`` by
+#: ``time.process_time``, under one BLAS and one Numba thread.) The fused pass wins up to
+#: 512 features; at 1024 BLAS wins in float64 and float32 ties.
+FUSED_MAX_FEATURES = {np.dtype(np.float32): 512, np.dtype(np.float64): 512}
+
+_RECORDS = (Gaussian, Exponential, Polynomial, Laplacian, Cauchy, MaternHalfInteger)
+
+
+def fuses(blocks, n_features):
+    """Whether the pass of ``blocks`` (a :class:`KernelBlocks`) on rows of ``n_features`` is fused
+    (``None``: whether the kernel has a fused pass at all)."""
+    return isinstance(blocks.record, _RECORDS) \
+        and (n_features is None or n_features <= FUSED_MAX_FEATURES[blocks.dtype])
+
+
+class FusedBlocks:
+    """The fused pass of one kernel against fixed centres, row block by row block.
+
+    Parameters
+    ----------
+    blocks : KernelBlocks
+        The kernel, its centres in their frame, its record (one of the kernels
+        :func:`fuses` accepts).
+    """
+
+    def __init__(self, blocks):
+        self.blocks = blocks
+        record, dtype = blocks.record, blocks.dtype
+        self.dtype = dtype
+        centres = blocks.columns.astype(np.float64)
+        self.row_scale = None
+        bias = np.zeros(centres.shape[0])
+        self.coefs = np.zeros(1, dtype)
+        if isinstance(record, Gaussian):
+            self.epilogue = ClampedExp(record.gamma)
+            bias = -np.einsum("ij,ij->i", centres, centres)
+            centres = 2.0 * centres
+        elif isinstance(record, Exponential):
+            self.epilogue = ExpOfDot(record.gamma)
+        elif isinstance(record, Polynomial):
+            self.epilogue = PowerOfDot(record.gamma, record.coef0, record.degree)
+        elif isinstance(record, Laplacian):
+            self.epilogue = ExpOfL1(record.gamma)
+        elif isinstance(record, Cauchy):
+            self.epilogue = Reciprocal(dtype.type(1.0))
+            self.row_scale = dtype.type(np.sqrt(float(record.gamma)))
+            centres = centres * float(self.row_scale)
+        elif isinstance(record, MaternHalfInteger):
+            self.epilogue = MaternOfSquares(record.g, record.order)
+            self.coefs = matern_polynomial(record.order, dtype.type(1.0))
+        else:
+            raise ValueError(f"the {blocks.kernel} kernel has no fused pass")
+        width = tile_width(dtype)
+        self.centres = pack_columns(centres, dtype, width)
+        self.n_centres = centres.shape[0]
+        self.padded = self.centres.shape[0] * width
+        self.bias = np.zeros(self.padded, dtype)
+        self.bias[:self.n_centres] = bias
+        self._scratch = ThreadScratch()
+
+    def right_hand_sides(self, V, n_columns):
+        """``V`` (m, k) packed for :func:`fused_rows` (zeros of ``n_columns`` columns when ``None``).
+
+        Returns ``(packed, vectors)``.
+        """
+        m, k = self.n_centres, n_columns
+        if k == 1:
+            packed = np.zeros((1, self.padded, 1), self.dtype)
+            if V is not None:
+                packed[0, :m, 0] = V[:, 0]
+            return packed, 1
+        vectors = product_vectors(k, self.dtype)
+        padded = np.zeros((k, self.padded), self.dtype)
+        if V is not None:
+            padded[:, :m] = V.T
+        return pack_columns(padded, self.dtype, vectors * lanes(self.dtype)), vectors
+
+    def _rows(self, X):
+        rows = self.blocks.rows_in_frame(X)
+        if self.row_scale is not None:
+            rows = rows * self.row_scale
+        if isinstance(self.epilogue, ClampedExp):
+            return rows, -np.einsum("ij,ij->i", rows, rows)
+        return rows, np.zeros(rows.shape[0], self.dtype)
+
+    def block(self, X):
+        """``K(X, C)`` (rows ``X`` in ``dtype``) in per-thread scratch, valid until the thread's next
+        block: the values the fused pass multiplies by."""
+        G = self._scratch.get("kernel_block", (X.shape[0], self.n_centres), self.dtype)
+        self.run(X, self.right_hand_sides(None, 1), 1, forward=False, backward=False, stored=G)
+        return G
+
+    def run(self, X, rhs, n_columns, *, weights=None, addend=None, forward=True, backward=True, stored=None,
+            reads_stored=False, where=""):
+        """One row block: ``(K V, K^T (D K V + W))`` of its rows ``X`` (``dtype``).
+
+        Parameters
+        ----------
+        X : ndarray of shape (b, d), the block's rows
+        rhs : the packed ``V`` of :meth:`right_hand_sides`
+        n_columns : int, ``k``
+        weights : ndarray of shape (b,), (b, 1) or (b, k), or None
+        addend : ndarray of shape (b, k) or None
+        forward, backward : bool
+            Which products to compute (``K V``; ``K^T U``).
+        stored : ndarray of shape (b, m), ``dtype``, or None
+            The block's kernel values: read instead of evaluated (``reads_stored``),
+            or written as the pass evaluates them. Either way the products are
+            the same, bit for bit.
+        reads_stored : bool
+        where : str
+            The rows, for the error message.
+
+        Returns
+        -------
+        P : ndarray of shape (b, k) (``X``'s dtype) or None
+        image : ndarray of shape (m, k), float64, or None
+
+        Raises
+        ------
+        FeatureOverflowError
+            If a product is not finite.
+        """
+        packed, vectors = rhs
+        b, k = X.shape[0], n_columns
+        width = packed.shape[0] * packed.shape[2]
+        if reads_stored:
+            rows, row_terms = X, np.zeros(X.shape[0], self.dtype)
+        else:
+            rows, row_terms = self._rows(X)
+        w = np.zeros((b, 0), self.dtype)
+        if weights is not None and forward:
+            w = np.ascontiguousarray(np.asarray(weights, dtype=self.dtype).reshape(b, -1))
+            if w.shape[1] > 1:
+                w = _padded(w, width)
+        a = np.zeros((b, 0), self.dtype) if addend is None else _padded(np.asarray(addend, self.dtype), width)
+        P = np.zeros((b if forward else 0, width), self.dtype)
+        out = np.zeros((self.n_centres, width), self.dtype)
+        stored = np.zeros((0, 0), self.dtype) if stored is None else stored
+        fused_rows(self.epilogue, np.ascontiguousarray(rows), row_terms, self.centres, self.bias, self.coefs,
+                   packed, vectors, w, a, stored, reads_stored, P, out, forward, backward)
+        P = P[:, :k] if forward else None
+        image = out[:, :k].astype(np.float64) if backward else None
+        for product in (P, image):
+            if product is not None and not all_finite(product):
+                raise FeatureOverflowError(self.blocks.overflow_message(f"(in its products) {where}"))
+        return P, image
+
+
+def _padded(A, width):
+    """``A`` with zero columns up to ``width``, contiguous."""
+    if A.shape[1] == width:
+        return np.ascontiguousarray(A)
+    out = np.zeros((A.shape[0], width), A.dtype)
+    out[:, :A.shape[1]] = A
+    return out

@@ -1,0 +1,147 @@
+"""The fused kernel pass: ``K V``, ``K^T U`` and ``K^T (D K V + W)`` without the kernel block in memory."""
+
+import numba
+import numpy as np
+import pytest
+
+from kernelmaps._core.validation import FeatureOverflowError
+from kernelmaps._kernels.fused import FUSED_MAX_FEATURES
+from kernelmaps._numba.tiles import TILE_ROWS, lanes
+from kernelmaps._solvers.kernel_operator import KernelOperator
+
+#: (kernel, nu) of every fused kernel
+FUSED = [("gaussian", 1.5), ("laplacian", 1.5), ("cauchy", 1.5), ("matern", 0.5), ("matern", 1.5),
+         ("matern", 2.5), ("polynomial", 1.5), ("exponential", 1.5)]
+TOLERANCE = {np.float64: 1e-10, np.float32: 2e-4}
+
+
+def reference_kernel(kernel, X, C, gamma, nu, degree=3, coef0=0.7):
+    """``K(X, C)`` in float64 from explicit differences and inner products."""
+    X, C = X.astype(np.float64), C.astype(np.float64)
+    diff = X[:, None, :] - C[None, :, :]
+    squared = (diff ** 2).sum(-1)
+    if kernel == "gaussian":
+        return np.exp(-gamma * squared)
+    if kernel == "laplacian":
+        return np.exp(-gamma * np.abs(diff).sum(-1))
+    if kernel == "cauchy":
+        return np.prod(1.0 / (1.0 + gamma * diff ** 2), axis=-1)
+    if kernel == "matern":
+        s = 2.0 * np.sqrt(nu * gamma * squared)
+        polynomial = {0.5: 1.0, 1.5: 1.0 + s, 2.5: 1.0 + s + s ** 2 / 3.0}[nu]
+        return polynomial * np.exp(-s)
+    if kernel == "polynomial":
+        return (gamma * X @ C.T + coef0) ** degree
+    return np.exp(gamma * X @ C.T)
+
+
+def relative_error(result, reference):
+    return np.abs(result - reference).max() / max(np.abs(reference).max(), 1e-300)
+
+
+def problem(n, m, d, k, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    X = (0.6 * rng.standard_normal((n, d))).astype(dtype)
+    C = 0.6 * rng.standard_normal((m, d))
+    return X, C, rng.standard_normal((m, k)), rng.standard_normal((n, k)), rng.uniform(0.1, 1.0, (n, k))
+
+
+def operator(X, C, kernel, gamma, nu):
+    op = KernelOperator(X, C, kernel=kernel, gamma=gamma, degree=3, coef0=0.7, nu=nu)
+    assert op.fused is not None
+    return op
+
+
+def check_passes(op, K, X, V, W, D, tolerance):
+    """Every product of the pass against ``K``; returns the largest relative error."""
+    weights = D[:, 0] if D.shape[1] == 1 else D
+    errors = [relative_error(op @ V, K @ V),
+              relative_error(op.normal_matvec(V), K.T @ (K @ V)),
+              relative_error(op.normal_matvec(V, W), K.T @ (K @ V + W)),
+              relative_error(op.normal_matvec(V, weights=D[:, 0]), K.T @ (D[:, :1] * (K @ V))),
+              relative_error(op.normal_matvec(V, weights=weights), K.T @ (D * (K @ V))),
+              relative_error(op.normal_matvec(None, W), K.T @ W),
+              relative_error(op.T @ W, K.T @ W)]
+    return max(errors)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kernel, nu", FUSED)
+@pytest.mark.parametrize("n, m, d, k", [(203, 37, 5, 1), (203, 37, 5, 26), (3, 1, 1, 2), (517, 70, 1, 1),
+                                        (301, 129, 16, 26)])
+def test_fused_pass_matches_numpy(kernel, nu, dtype, n, m, d, k):
+    # rows not a multiple of the tile, centres not a multiple of the vector width
+    assert n % TILE_ROWS or m % lanes(dtype)
+    gamma = 0.4 / d
+    X, C, V, W, D = problem(n, m, d, k, dtype)
+    K = reference_kernel(kernel, X, C, gamma, nu)
+    error = check_passes(operator(X, C, kernel, gamma, nu), K, X, V, W, D, TOLERANCE[dtype])
+    assert error < TOLERANCE[dtype], error
+
+
+@pytest.mark.parametrize("kernel, nu", FUSED)
+def test_a_wrong_bandwidth_is_caught(kernel, nu):
+    X, C, V, W, D = problem(203, 37, 5, 2, np.float64)
+    K = reference_kernel(kernel, X, C, 0.08, nu)
+    error = check_passes(operator(X, C, kernel, 0.16, nu), K, X, V, W, D, TOLERANCE[np.float64])
+    assert error > 1e-3
+
+
+def test_several_blocks_give_the_same_sums_at_any_thread_count():
+    X, C, V, W, D = problem(5000, 300, 8, 3, np.float32, seed=3)
+    op = operator(X, C, "gaussian", 0.1, 1.5)
+    assert op.shape[0] > 4 * op.block  # several blocks and groups
+    previous = numba.get_num_threads()
+    results = []
+    try:
+        for threads in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(threads)
+            results.append(op.normal_matvec(V, W, weights=D))
+    finally:
+        numba.set_num_threads(previous)
+    assert all(np.array_equal(results[0], r) for r in results)
+    K = reference_kernel("gaussian", X, C, 0.1, 1.5)
+    assert relative_error(results[0], K.T @ (D * (K @ V) + W)) < TOLERANCE[np.float32]
+
+
+@pytest.mark.parametrize("name", ["V", "W", "weights"])
+def test_non_finite_operands_are_refused(name):
+    X, C, V, W, D = problem(50, 10, 3, 2, np.float64)
+    operands = {"V": V, "W": W, "weights": D}
+    operands[name][4, 1] = np.nan
+    op = operator(X, C, "gaussian", 0.3, 1.5)
+    with pytest.raises(ValueError, match=f"{name} contains NaN"):
+        op.normal_matvec(operands["V"], operands["W"], weights=operands["weights"])
+    if name == "V":
+        with pytest.raises(ValueError, match="V contains NaN"):
+            op @ V
+
+
+def test_an_overflowing_kernel_names_itself_and_the_rows():
+    X, C, V, W, D = problem(300, 20, 3, 1, np.float32)
+    op = operator(X * 50, C * 50, "exponential", 10.0, 1.5)
+    with pytest.raises(FeatureOverflowError, match="exponential kernel .* overflows float32 .* on rows 0-"):
+        op.normal_matvec(V)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kept_blocks_are_the_fused_values_and_give_the_same_bits(dtype):
+    X, C, V, W, D = problem(700, 45, 6, 3, dtype, seed=5)
+    fresh = operator(X, C, "laplacian", 0.2, 1.5)
+    kept = KernelOperator(X, C, kernel="laplacian", gamma=0.2, keep_blocks=True)
+    expected = fresh.normal_matvec(V, W, weights=D)
+    for _ in range(2):  # fills the kept blocks, then reads them
+        np.testing.assert_array_equal(kept.normal_matvec(V, W, weights=D), expected)
+    np.testing.assert_array_equal(kept.kept, fresh.kernel_block(0, X.shape[0]))
+    np.testing.assert_array_equal(kept @ V, fresh @ V)
+
+
+def test_the_fused_pass_stops_at_the_crossover():
+    for dtype, limit in FUSED_MAX_FEATURES.items():
+        X, C = np.zeros((10, limit + 1), dtype), np.zeros((3, limit + 1))
+        assert KernelOperator(X, C, kernel="gaussian", gamma=1.0).fused is None
+        assert KernelOperator(X[:, :limit], C[:, :limit], kernel="gaussian", gamma=1.0).fused is not None
+    X, C = np.zeros((10, 3)), np.zeros((3, 3))
+    assert KernelOperator(X, C, kernel="gaussian", gamma=1.0, fused=False).fused is None
+    assert KernelOperator(X, C, kernel="sech", gamma=1.0).fused is None
+    assert KernelOperator(X, C, kernel="matern", gamma=1.0, nu=0.7).fused is None
