@@ -119,7 +119,9 @@ def test_the_mean_is_predicts_and_the_posterior_leaves_the_fit_alone():
     plain = NystroemKernelRidge(30, alpha=0.1, gamma=0.4, random_state=0).fit(X, y)
     with_std = NystroemKernelRidge(30, alpha=0.1, gamma=0.4, variance="dtc", random_state=0).fit(X, y)
     np.testing.assert_array_equal(with_std.coef_, plain.coef_)
-    np.testing.assert_allclose(with_std.predict(X_test, return_std=True)[0], plain.predict(X_test), rtol=1e-13)
+    mean = with_std.predict(X_test, return_std=True)[0]
+    # to rounding: the mean with the std multiplies exact_kernel's block, predict the fused pass's
+    np.testing.assert_allclose(mean, plain.predict(X_test), rtol=0, atol=1e-13 * np.abs(mean).max())
 
 
 def test_dtc_returns_to_the_prior_far_from_the_centres_where_sor_collapses():
