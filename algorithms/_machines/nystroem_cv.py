@@ -22,7 +22,7 @@ from .._solvers.ridge_path import squared_error_sums, total_sum_of_squares
 from .cv_scoring import best_index, check_scoring, cv_results, scorer_scores, squared_error_score
 from .least_squares_cv import DEFAULT_ALPHAS, check_alphas, check_grid, fold_membership
 from .nystroem import AUTO_CENTRES, check_kernel_cache, kernel_cache_budget
-from .nystroem_grid import GridBlocks, chunk_rows, fold_moments, fold_outputs, fold_paths
+from .nystroem_grid import GridBlocks, chunk_rows, each_fold, fold_moments, fold_outputs, fold_solution
 
 #: ``gammas='auto'``: these multiples of the ``gamma='scale'`` heuristic
 #: (``1 / (n_features X.var())``), a factor 4 apart over 2.4 decades.
@@ -199,20 +199,21 @@ class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
         """Every fold's scores from its moments (squared errors), or the coefficients ``a`` to score by predictions."""
         n_folds = len(moments[0].tests)
         split_scores = np.full((n_folds, len(alphas), len(factors)), np.nan)
-        coefficients = []
-        for g, T in enumerate(factors):
-            per_fold = []
-            for k, (test, coef) in enumerate(fold_paths(moments[g], alphas)):
-                if scoring.kind == "squared":
-                    sse = squared_error_sums(test, coef, np.zeros(coef.shape[1:]))
-                    split_scores[k, :, g] = squared_error_score(scoring.name, sse, total_sum_of_squares(test),
-                                                                test.weight_sum)
-                else:
-                    shape = coef.shape
-                    per_fold.append(scipy.linalg.solve_triangular(T, coef.reshape(shape[0], -1)).reshape(shape))
-                bar.update(1)
-            moments[g] = None
-            coefficients.append(per_fold)
+        coefficients = [[None] * n_folds for _ in factors]
+
+        def solve(g, k):
+            coef, test = fold_solution(moments[g], k, alphas), moments[g].tests[k]
+            if scoring.kind == "squared":
+                sse = squared_error_sums(test, coef, np.zeros(coef.shape[1:]))
+                split_scores[k, :, g] = squared_error_score(scoring.name, sse, total_sum_of_squares(test),
+                                                            test.weight_sum)
+            else:
+                shape = coef.shape
+                coefficients[g][k] = scipy.linalg.solve_triangular(factors[g], coef.reshape(shape[0], -1),
+                                                                   check_finite=False).reshape(shape)
+            bar.update(1)
+
+        each_fold(len(factors), n_folds, solve)
         return split_scores, coefficients
 
     def _score_outputs(self, parts, split_scores, scoring):

@@ -110,13 +110,21 @@ def fold_moments(grid, factors, membership, partition, n_outputs, targets, bar):
     """One pass: every bandwidth's :class:`FoldMoments` of the features ``Phi``.
 
     ``targets(lo, hi)`` gives the keywords of :meth:`FoldMoments.add` for rows ``lo:hi``
-    (``n_outputs`` columns of targets, or labels and their code).
+    (``n_outputs`` columns of targets, or labels and their code). Per chunk, the
+    bandwidths run on the thread pool, one at a time per thread with BLAS
+    single-threaded: each fills its own moments, so the sums are the same for any
+    thread count, and small products do not pay a threaded BLAS's hand-overs.
     """
     moments = [FoldMoments(grid.shape[2], n_outputs, membership.shape[1], partition) for _ in factors]
     for lo, hi, K in grid.chunks():
-        for g, T in enumerate(factors):
-            moments[g].add(nystroem_features(K[g], T), membership[lo:hi], **targets(lo, hi))
+        def work(start, stop):
+            for g in range(start, stop):
+                moments[g].add(nystroem_features(K[g], factors[g]), membership[lo:hi], **targets(lo, hi))
+
+        run_row_blocks(len(factors), 1, work)
         bar.update(1)
+    for accumulated in moments:
+        accumulated.all_rows()
     return moments
 
 
@@ -136,23 +144,30 @@ def ridge_solutions(gram, cross, alphas):
     return solutions
 
 
-def fold_paths(moments, alphas):
-    """``(test, coef)`` of each test fold: its moments, and every ``alpha``'s solution
-    ``b`` of its training system (shape (m, n_alphas, n_outputs)), one fold at a time.
+def fold_solution(moments, k, alphas):
+    """Every ``alpha``'s solution ``b`` of fold ``k``'s training system, shape (m, n_alphas, n_outputs).
 
     Fewer penalties than :data:`EIGEN_CHOLESKY_RATIO` are solved by a Cholesky
     factorization each, more by one eigendecomposition for all of them.
+    ``moments.all_rows()`` must have been formed (it is not formed here, where
+    several folds may run at once).
     """
-    total = moments.all_rows()
-    for test in moments.tests:
-        system = centred_system(total, test, fit_intercept=False)
-        coef = ridge_solutions(*system[:2], alphas) if len(alphas) < EIGEN_CHOLESKY_RATIO else None
-        if coef is None:
-            path = RidgePath(*system, alphas, fit_intercept=False)
-            coef, _ = path.solutions()
-            del path
-        del system
-        yield test, coef
+    system = centred_system(moments.all_rows(), moments.tests[k], fit_intercept=False)
+    coef = ridge_solutions(*system[:2], alphas) if len(alphas) < EIGEN_CHOLESKY_RATIO else None
+    if coef is None:
+        coef, _ = RidgePath(*system, alphas, fit_intercept=False).solutions()
+    return coef
+
+
+def each_fold(n_gammas, n_folds, solve):
+    """``solve(g, k)`` for every bandwidth ``g`` and fold ``k``, on the thread pool with BLAS
+    single-threaded: independent ``m x m`` problems run side by side instead of sharing
+    a threaded BLAS, whose hand-overs cost more than the work below a few thousand."""
+    def work(start, stop):
+        for task in range(start, stop):
+            solve(*divmod(task, n_folds))
+
+    run_row_blocks(n_gammas * n_folds, 1, work)
 
 
 def fold_outputs(grid, coefficients, membership, targets, n_alphas, collect, classifier, bar):
