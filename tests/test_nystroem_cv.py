@@ -193,3 +193,24 @@ def test_a_factorization_per_alpha_and_one_eigendecomposition_give_the_same_scor
         monkeypatch.setattr(nystroem_grid, "EIGEN_CHOLESKY_RATIO", ratio)
         scores[ratio] = NystroemKernelRidgeCV(**params).fit(X, y).cv_results_["mean_test_score"]
     np.testing.assert_allclose(scores[0], scores[100], rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [NystroemKernelRidgeCV, NystroemKernelRidgeClassifierCV])
+def test_verbose_shows_one_bar_that_reaches_its_total(problem, monkeypatch, cls):
+    import tqdm.auto
+
+    X, y, labels, centres = problem
+    bars = []
+
+    class Recording(tqdm.auto.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.shown = not kwargs.get("disable", False)
+            bars.append(self)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Recording)
+    model = cls(len(centres), alphas=ALPHAS, gammas=GAMMAS, landmarks=centres, cv=3, verbose=True)
+    model.fit(X, labels if cls is NystroemKernelRidgeClassifierCV else y)
+    shown = [bar for bar in bars if bar.shown]  # the refit's own bar stays hidden
+    assert len(shown) == 1 and "search" in shown[0].desc
+    assert shown[0].n == shown[0].total > 3 * len(GAMMAS)
