@@ -40,19 +40,24 @@ def check_alphas(alphas):
     ...
     ValueError: alphas must be finite and > 0, got [-1.0]
     """
-    if isinstance(alphas, (str, bytes)) or np.ndim(alphas) != 1:
-        raise ValueError(f"alphas must be a 1-D array-like of penalties, got {alphas!r}; for one alpha, "
-                         "fit LeastSquaresRegressor or LeastSquaresClassifier")
-    values = np.asarray(alphas)
-    if values.dtype.kind not in "iuf":
-        raise ValueError(f"alphas must be real numbers, got dtype {values.dtype}")
-    values = values.astype(np.float64)
-    if values.size == 0:
-        raise ValueError("alphas is empty: give at least one penalty")
-    bad = ~(np.isfinite(values) & (values > 0))
+    return check_grid(alphas, "alphas", "for one alpha, fit LeastSquaresRegressor or LeastSquaresClassifier")
+
+
+def check_grid(values, name, single):
+    """The grid of one positive parameter (``name``) as a float64 array, or an error naming
+    what is wrong with it; ``single`` says what to do with one value instead of a grid."""
+    if isinstance(values, (str, bytes)) or np.ndim(values) != 1:
+        raise ValueError(f"{name} must be a 1-D array-like of values, got {values!r}; {single}")
+    array = np.asarray(values)
+    if array.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be real numbers, got dtype {array.dtype}")
+    array = array.astype(np.float64)
+    if array.size == 0:
+        raise ValueError(f"{name} is empty: give at least one value")
+    bad = ~(np.isfinite(array) & (array > 0))
     if bad.any():
-        raise ValueError(f"alphas must be finite and > 0, got {values[bad][:5].tolist()}")
-    return values
+        raise ValueError(f"{name} must be finite and > 0, got {array[bad][:5].tolist()}")
+    return array
 
 
 def fold_membership(cv, Z, y, groups, classifier):
