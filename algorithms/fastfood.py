@@ -105,16 +105,21 @@ class Fastfood(HadamardGaussianMap):
 
     Examples
     --------
+    Five inputs are zero-padded to ``p = 8``; 100 outputs take 13 blocks of 8
+    frequencies, the last one cut to 4. Each block is four ``p``-vectors, not a
+    ``p x p`` matrix:
+
     >>> import numpy as np
     >>> from kernelmaps import Fastfood, relative_frobenius_error
     >>> X = np.random.default_rng(0).standard_normal((20, 5))
-    >>> fastfood = Fastfood(n_components=256, gamma=0.1, random_state=0).fit(X)
-    >>> Z = fastfood.transform(X)
-    >>> Z.shape
-    (20, 256)
+    >>> fastfood = Fastfood(n_components=100, gamma=0.1, random_state=0).fit(X)
+    >>> fastfood.padded_features_, fastfood.n_blocks_, fastfood.n_components_
+    (8, 13, 100)
+    >>> [diagonal.shape for diagonal in fastfood.blocks_]  # B, Pi, G, S
+    [(13, 8), (13, 8), (13, 8), (13, 8)]
     >>> K = fastfood.kernel(X)  # the exact exp(-0.1 |x - y|^2)
-    >>> print(round(relative_frobenius_error(K, Z=Z), 2))
-    0.1
+    >>> print(round(relative_frobenius_error(K, Z=fastfood.transform(X)), 2))
+    0.15
     """
 
     name = "fastfood"

@@ -273,13 +273,19 @@ class FourierKernelRidge(_FourierKernelRidgeBase, ScaleLearningRegressor):
 
     Examples
     --------
+    Only the first of four dimensions matters; its learned scale stands out, and
+    the fitted map is a :class:`QuantileFourierFeatures` at those scales:
+
     >>> import numpy as np
     >>> from kernelmaps import FourierKernelRidge
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.standard_normal((400, 4))
-    >>> y = np.sin(2 * X[:, 0])  # only the first dimension matters
-    >>> reg = FourierKernelRidge(300, alpha=1e-2, max_iter=30, random_state=0).fit(X, y)
+    >>> X = np.random.default_rng(0).standard_normal((400, 4))
+    >>> y = np.sin(2 * X[:, 0])
+    >>> reg = FourierKernelRidge(100, alpha=1e-2, max_iter=30, random_state=0)
+    >>> reg.fit(X, y).feature_map_
+    QuantileFourierFeatures(...)
     >>> bool(reg.scales_[0] > 3 * reg.scales_[1:].max())
+    True
+    >>> bool(np.array_equal(reg.feature_map_.scales_, reg.scales_))
     True
     >>> bool(reg.score(X, y) > 0.9)
     True
@@ -308,14 +314,18 @@ class FourierKernelRidgeClassifier(_FourierKernelRidgeBase, ScaleLearningClassif
 
     Examples
     --------
+    Three classes along the first axis: three one-vs-rest problems, one set of
+    scales for all of them.
+
     >>> import numpy as np
     >>> from kernelmaps import FourierKernelRidgeClassifier
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.standard_normal((400, 3))
-    >>> y = (X[:, 0] ** 2 + X[:, 1] ** 2 > 1.4).astype(int)
-    >>> clf = FourierKernelRidgeClassifier(300, alpha=1e-2, max_iter=30, random_state=0).fit(X, y)
-    >>> bool(clf.score(X, y) > 0.9)
-    True
+    >>> X = np.random.default_rng(0).standard_normal((400, 3))
+    >>> y = np.digitize(X[:, 0], [-0.5, 0.5])
+    >>> clf = FourierKernelRidgeClassifier(100, alpha=1e-2, max_iter=30, random_state=0).fit(X, y)
+    >>> clf.classes_.tolist(), clf.intercept_.shape, clf.scales_.shape
+    ([0, 1, 2], (3,), (3,))
+    >>> int(np.argmax(clf.scales_)), bool(clf.score(X, y) > 0.9)
+    (0, True)
     """
 
     name = "fourier_kernel_ridge_classifier"

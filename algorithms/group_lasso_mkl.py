@@ -405,8 +405,15 @@ class GroupLassoMKLRegressor(RegressorMixin, RegressionFitMixin, GroupLassoMKL):
     >>> y = np.sin(2 * X[:, 0]) + np.cos(X[:, 1])      # only group 0 matters
     >>> reg = GroupLassoMKLRegressor([0, 0, 1, 1, 2, 2], n_components=64,
     ...                              random_state=0).fit(X, y)
-    >>> int(np.argmax(reg.kernel_weights_))
-    0
+
+    With ``alpha=None`` the fit follows a path of 20 penalties, largest first,
+    and picks one on held-out rows; the kernel that matters enters the path first:
+
+    >>> reg.alphas_.shape, reg.group_norms_path_.shape
+    ((20,), (20, 3))
+    >>> entry = np.argmax(reg.group_norms_path_ > 0, axis=0)
+    >>> bool(entry[0] < entry[1:].min()), int(np.argmax(reg.kernel_weights_))
+    (True, 0)
     """
 
     name = "group_lasso_mkl_regressor"

@@ -184,15 +184,32 @@ class Nystroem(FittedKernelMixin, FeatureMap):
 
     Examples
     --------
+    Uniform landmarks are training rows; k-means landmarks are cluster centres,
+    which cover the data better at the same width (a lower kernel error):
+
     >>> import numpy as np
     >>> from kernelmaps import Nystroem, relative_frobenius_error
     >>> X = np.random.default_rng(0).standard_normal((200, 4))
     >>> ny = Nystroem(n_components=50, gamma=0.1, random_state=0).fit(X)
-    >>> Z = ny.transform(X)
-    >>> Z.shape
-    (200, 50)
-    >>> bool(relative_frobenius_error(ny.kernel(X), Z=Z) < 0.05)
+    >>> bool(np.array_equal(ny.components_, X[ny.component_indices_]))
     True
+    >>> centres = Nystroem(n_components=50, gamma=0.1, landmarks="kmeans", random_state=0).fit(X)
+    >>> print(centres.component_indices_, centres.components_.shape)
+    None (50, 4)
+    >>> K = ny.kernel(X)
+    >>> errors = [relative_frobenius_error(K, Z=fitted.transform(X)) for fitted in (centres, ny)]
+    >>> bool(errors[0] < errors[1] < 0.05)
+    True
+
+    A landmark rule cannot draw more distinct rows than it is given: fitted on
+    10 rows, 50 landmarks become all 10, with a warning.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     small = Nystroem(n_components=50, gamma=0.1, random_state=0).fit(X[:10])
+    >>> small.n_components_, small.transform(X).shape, len(caught)
+    (10, (200, 10), 1)
     >>> ny.set_output(transform="pandas").transform(X[:2]).columns[:2].tolist()
     ['nystroem0', 'nystroem1']
     """

@@ -137,15 +137,25 @@ class OrthogonalRandomFeatures(CosineFeatureMap):
 
     Examples
     --------
+    With four inputs the frequencies come in blocks of four: the columns of
+    ``random_weights_`` within a block are orthogonal, across blocks they are not.
+
     >>> import numpy as np
     >>> from kernelmaps import OrthogonalRandomFeatures, relative_frobenius_error
     >>> X = np.random.default_rng(0).standard_normal((200, 4))
     >>> orf = OrthogonalRandomFeatures(n_components=2000, gamma=0.1, random_state=0).fit(X)
-    >>> Z = orf.transform(X)
-    >>> Z.shape
-    (200, 2000)
-    >>> bool(relative_frobenius_error(orf.kernel(X), Z=Z) < 0.1)
+    >>> block = orf.random_weights_[:, :4]
+    >>> gram = block.T @ block
+    >>> bool(np.allclose(gram, np.diag(np.diag(gram)), atol=1e-10))
     True
+    >>> across = orf.random_weights_[:, :8].T @ orf.random_weights_[:, :8]
+    >>> bool(np.allclose(across, np.diag(np.diag(across)), atol=1e-10))
+    False
+    >>> bool(relative_frobenius_error(orf.kernel(X), Z=orf.transform(X)) < 0.1)
+    True
+
+    The Matérn kernel keeps the orthogonal directions and draws heavier-tailed norms:
+
     >>> matern = OrthogonalRandomFeatures(2000, kernel="matern", nu=1.5, gamma=0.1, random_state=0).fit(X)
     >>> bool(relative_frobenius_error(matern.kernel(X), Z=matern.transform(X)) < 0.1)
     True

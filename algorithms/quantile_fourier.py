@@ -56,15 +56,22 @@ def unit_quantiles(kernel, u):
 
     References
     ----------
-    Băzăvan, E. G., Li, F. and Sminchisescu, C. Learning random kernel
-    approximations for object recognition. NIPS 2012, Table 1.
+    Băzăvan, Li & Sminchisescu, NIPS 2012, Table 1 (the module's reference).
 
     Examples
     --------
+    Every density is symmetric, so ``h(1 - u) = -h(u)``; the quartiles show the
+    tails, heaviest for the Cauchy density:
+
     >>> import numpy as np
     >>> from kernelmaps.quantile_fourier import unit_quantiles
     >>> np.round(unit_quantiles("gaussian", np.array([0.5, 0.8413447460685429])), 6)
     array([0., 1.])
+    >>> for kernel in ("gaussian", "skewed_chi2", "skewed_intersection"):
+    ...     print(kernel, np.round(unit_quantiles(kernel, np.array([0.25, 0.75])), 4))
+    gaussian [-0.6745  0.6745]
+    skewed_chi2 [-0.5611  0.5611]
+    skewed_intersection [-1.  1.]
     """
     u = np.asarray(u, dtype=np.float64)
     if kernel == "gaussian":

@@ -274,12 +274,13 @@ class RandomMaclaurin(FeatureMap):
     >>> from kernelmaps import RandomMaclaurin, relative_frobenius_error
     >>> X = np.random.default_rng(0).standard_normal((200, 4)) / 2
     >>> rm = RandomMaclaurin(n_components=2000, degree=2, gamma=1.0, coef0=1.0, random_state=0).fit(X)
-    >>> Z = rm.transform(X)
-    >>> Z.shape
-    (200, 2000)
-    >>> rm.n_exact_  # the constant and the 4 linear terms are exact (h01=True)
-    5
-    >>> bool(relative_frobenius_error(rm.kernel(X), Z=Z) < 0.1)
+
+    With ``h01=True`` the constant and the 4 linear terms of ``(<x, y> + 1)^2``
+    are exact features; the other 1995 all sample the one remaining degree, 2:
+
+    >>> rm.n_exact_, rm.degrees_.tolist(), rm.counts_.tolist()
+    (5, [2], [1995])
+    >>> bool(relative_frobenius_error(rm.kernel(X), Z=rm.transform(X)) < 0.1)
     True
     """
 

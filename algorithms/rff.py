@@ -88,22 +88,26 @@ class RandomFourierFeatures(CosineFeatureMap):
 
     Examples
     --------
+    The kernel picks the spectral density the frequencies are drawn from; ``nu``
+    of the Matérn kernel sets its smoothness (``nu = 1/2``: the exponential kernel).
+
     >>> import numpy as np
     >>> import scipy.sparse as sp
     >>> from kernelmaps import RandomFourierFeatures, relative_frobenius_error
     >>> X = np.random.default_rng(0).standard_normal((200, 4))
-    >>> rff = RandomFourierFeatures(n_components=2000, gamma=0.1, random_state=0).fit(X)
+    >>> for nu in (0.5, 2.5):
+    ...     matern = RandomFourierFeatures(2000, kernel="matern", nu=nu, gamma=0.1, random_state=0).fit(X)
+    ...     print(nu, bool(relative_frobenius_error(matern.kernel(X), Z=matern.transform(X)) < 0.1))
+    0.5 True
+    2.5 True
+
+    The features keep the input's float type; sparse rows give the same dense features.
+
+    >>> rff = RandomFourierFeatures(n_components=2000, gamma=0.1, sampling="qmc", random_state=0).fit(X)
     >>> Z = rff.transform(X)
-    >>> Z.shape
-    (200, 2000)
-    >>> bool(relative_frobenius_error(rff.kernel(X), Z=Z) < 0.1)
-    True
-    >>> Zs = rff.transform(sp.csr_matrix(X))  # sparse in, dense out
-    >>> bool(np.allclose(Zs, Z, rtol=1e-12, atol=1e-12))
-    True
-    >>> matern = RandomFourierFeatures(2000, kernel="matern", nu=2.5, gamma=0.1,
-    ...                                sampling="qmc", random_state=0).fit(X)
-    >>> bool(relative_frobenius_error(matern.kernel(X), Z=matern.transform(X)) < 0.1)
+    >>> rff.transform(X.astype(np.float32)).dtype, Z.dtype
+    (dtype('float32'), dtype('float64'))
+    >>> bool(np.allclose(rff.transform(sp.csr_matrix(X)), Z, rtol=1e-12, atol=1e-12))
     True
     """
 

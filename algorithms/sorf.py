@@ -50,15 +50,17 @@ class StructuredOrthogonalFeatures(HadamardGaussianMap):
 
     Examples
     --------
-    >>> import numpy as np
+    A block is three sign vectors, whatever its side; small inputs are padded to
+    ``min_block = 32`` so that the blocks draw many directions:
+
+    >>> from numpy.random import default_rng
     >>> from kernelmaps import StructuredOrthogonalFeatures, relative_frobenius_error
-    >>> X = np.random.default_rng(0).standard_normal((20, 5))
+    >>> X = default_rng(0).standard_normal((20, 5))
     >>> sorf = StructuredOrthogonalFeatures(n_components=256, gamma=0.1, random_state=0).fit(X)
-    >>> sorf.padded_features_, sorf.n_blocks_  # 5 inputs padded to min_block = 32; 8 blocks
-    (32, 8)
-    >>> Z = sorf.transform(X)
+    >>> sorf.padded_features_, sorf.n_blocks_, [signs.shape for signs in sorf.blocks_]
+    (32, 8, [(8, 32), (8, 32), (8, 32)])
     >>> K = sorf.kernel(X)  # the exact exp(-0.1 |x - y|^2)
-    >>> print(round(relative_frobenius_error(K, Z=Z), 2))
+    >>> print(round(relative_frobenius_error(K, Z=sorf.transform(X)), 2))
     0.08
     """
 

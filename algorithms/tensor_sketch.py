@@ -178,9 +178,13 @@ class TensorSketch(FeatureMap):
     >>> from kernelmaps import TensorSketch, relative_frobenius_error
     >>> X = np.random.default_rng(0).standard_normal((200, 4)) / 2
     >>> ts = TensorSketch(n_components=2048, degree=2, gamma=1.0, coef0=1.0, random_state=0).fit(X)
+
+    One hash and one sign per input and per factor of the degree; ``coef0 > 0``
+    appends the constant coordinate ``sqrt(coef0)``, a fifth column here:
+
+    >>> ts.hashes_.shape, ts.signs_.shape
+    ((2, 5), (2, 5))
     >>> Z = ts.transform(X)
-    >>> Z.shape
-    (200, 2048)
     >>> bool(relative_frobenius_error(ts.kernel(X), Z=Z) < 0.1)
     True
     >>> bool(np.array_equal(ts.transform(sp.csr_matrix(X)), Z))  # sketched from the nonzeros
