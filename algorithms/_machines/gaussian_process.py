@@ -49,7 +49,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.parallel import block_rows
-from .._core.validation import check_fits_in_memory, check_integer
+from .._core.validation import check_fits_in_memory, check_integer, is_dask_array
 from .._solvers.cholesky import lower_cholesky
 
 #: Jitter added to the diagonal of a posterior covariance before its Cholesky
@@ -258,7 +258,7 @@ class GaussianPosteriorMixin:
 
     * ``_posterior_unavailable(new_rows)``: why the posterior cannot be given (a
       string), or None; ``new_rows`` is False for the evidence alone;
-    * ``_posterior_input(X)``: the validated rows;
+    * ``_posterior_input(X)``: the validated rows (never a Dask array: refused before);
     * ``_posterior_block(X_rows)``: ``(mean, U)``, the ``(b, k)`` means and the ``(p, b)`` cross terms;
     * ``_posterior_prior(X_rows, full, U)``: ``P``, its diagonal ``(b,)`` or all of it ``(b, b)``
       (``U`` the block's cross terms, for a ``P`` that depends on them);
@@ -279,6 +279,9 @@ class GaussianPosteriorMixin:
         """Validated rows, after refusing a posterior that cannot be given, or ``n_square_matrices``
         ``m x m`` float64 matrices (and two ``p x m`` cross terms) that do not fit in memory."""
         self._check_posterior()
+        if is_dask_array(X):
+            raise TypeError(f"{type(self).__name__}: the posterior's std, covariance and samples take rows in "
+                            "memory, not a Dask array: compute its chunks and pass them in turn")
         X = self._posterior_input(X)
         m, p = X.shape[0], self.posterior_factor_.shape[0]
         if n_square_matrices:

@@ -353,9 +353,6 @@ class FeaturePosteriorMixin(GaussianPosteriorMixin):
         return None
 
     def _posterior_input(self, Z):
-        if is_dask_array(Z):
-            raise TypeError(f"{type(self).__name__}: the posterior's std, covariance and samples take rows in "
-                            "memory, not a Dask array: compute a block of rows first")
         return check_input(self, Z, reset=False, accept_sparse=True)
 
     def _posterior_block(self, Z):

@@ -42,7 +42,7 @@ import scipy.linalg
 from sklearn.utils import check_random_state
 
 from .._core.parallel import block_rows, n_worker_threads
-from .._core.validation import check_fits_in_memory, check_input, check_integer, is_dask_array
+from .._core.validation import check_fits_in_memory, check_input, check_integer
 from .._kernels.exact import exact_kernel, kernel_diagonal
 from .._solvers.cholesky import lower_cholesky
 from .gaussian_process import (SAMPLE_Y_DOC, GaussianPosteriorMixin, check_amplitude, factor_log_det,
@@ -124,9 +124,6 @@ class NystroemPosteriorMixin(GaussianPosteriorMixin):
         return None
 
     def _posterior_input(self, X):
-        if is_dask_array(X):
-            raise TypeError(f"{type(self).__name__}: the posterior's std, covariance and samples take rows in "
-                            "memory, not a Dask array: compute its chunks and pass them in turn")
         return check_input(self, X, reset=False)
 
     def _posterior_block(self, X):
