@@ -217,7 +217,28 @@ def test_logistic_newton_path_decreases_the_objective_at_the_target():
     assert clf.penalties_[0] == 1e-3 and clf.penalties_[-1] == clf.lambda_
     at_target = [o for o, p in zip(clf.objectives_[1:], clf.penalties_) if p == clf.lambda_]
     assert all(b <= a + 1e-12 for a, b in zip(at_target, at_target[1:]))
-    assert clf.gradient_norms_[-1] <= clf.tol
+
+
+def test_logistic_stops_when_newton_predicts_no_gain_worth_a_step():
+    """At a tiny ridge the gradient criterion is out of CG's reach: the fit stops, converged,
+    once the Newton decrement says the step gains at most tol of the objective, and its
+    objective is then within 2 tol of what a 100-step, exact-CG run reaches."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((4000, 8))
+    y = (np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * rng.standard_normal(4000) > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        quick = NystroemLogisticRegression(400, alpha=1e-6 * 4000, gamma=0.2, random_state=0).fit(X, y)
+    assert quick.n_iter_ < quick.max_iter and quick.gradient_norms_[-1] > quick.tol
+    patient = NystroemLogisticRegression(400, alpha=1e-6 * 4000, gamma=0.2, tol=1e-12, max_iter=100,
+                                         cg_max_iter=400, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        patient.fit(X, y)
+    assert quick.objectives_[-1] <= patient.objectives_[-1] * (1 + 2 * quick.tol)
+    assert sum(quick.cg_iterations_) < 0.5 * sum(patient.cg_iterations_)
 
 
 @pytest.mark.parametrize("alpha", [1e-20, 1e-100, 1e-300])

@@ -173,13 +173,13 @@ class FalkonPreconditioner:
 
     def apply(self, U):
         """``B U = T^{-1} A^{-1} U``."""
-        inner = scipy.linalg.solve_triangular(self.A, U, lower=False)
-        return scipy.linalg.solve_triangular(self.T, inner, lower=False)
+        inner = scipy.linalg.solve_triangular(self.A, U, lower=False, check_finite=False)
+        return scipy.linalg.solve_triangular(self.T, inner, lower=False, check_finite=False)
 
     def apply_transpose(self, U):
         """``B^T U = A^{-T} T^{-T} U``."""
-        inner = scipy.linalg.solve_triangular(self.T, U, lower=False, trans="T")
-        return scipy.linalg.solve_triangular(self.A, inner, lower=False, trans="T")
+        inner = scipy.linalg.solve_triangular(self.T, U, lower=False, trans="T", check_finite=False)
+        return scipy.linalg.solve_triangular(self.A, inner, lower=False, trans="T", check_finite=False)
 
 
 def block_epsilon(K):
@@ -251,10 +251,10 @@ def nystroem_kernel_ridge(K, K_mm, Y, lam, *, preconditioned=True, max_iter=100,
         # lam A^{-T} A^{-1} U, exact in the preconditioned variables; through K_mm
         # itself, the directions where K_mm's eigenvalues fall below the jitter would
         # be scaled by mu / (mu + jitter) and undo the preconditioning
-        inner = scipy.linalg.solve_triangular(B.A, U, lower=False)
-        V = scipy.linalg.solve_triangular(B.T, inner, lower=False)
-        image = scipy.linalg.solve_triangular(B.T, K.normal_matvec(V) / n, lower=False, trans="T")
-        return scipy.linalg.solve_triangular(B.A, image + lam * inner, lower=False, trans="T")
+        inner = scipy.linalg.solve_triangular(B.A, U, lower=False, check_finite=False)
+        V = scipy.linalg.solve_triangular(B.T, inner, lower=False, check_finite=False)
+        image = scipy.linalg.solve_triangular(B.T, K.normal_matvec(V) / n, lower=False, trans="T", check_finite=False)
+        return scipy.linalg.solve_triangular(B.A, image + lam * inner, lower=False, trans="T", check_finite=False)
 
     # CG runs on b = B^{-1} a = A T a; the caller sees coefficients a
     start = None if x0 is None else B.A @ (B.T @ np.asarray(x0, dtype=np.float64).reshape(rhs.shape))
