@@ -6,9 +6,8 @@ from sklearn.utils import check_random_state
 
 from ._core.base import classes_from_scores
 from ._core.targets import OneVsRestFitMixin, RegressionFitMixin
-from ._core.validation import is_dask_array
 from ._kernels.matern import NU_DOC
-from ._machines.nystroem import KERNEL_CACHE_DOC, NystroemMachineBase, dask_kernel_machines
+from ._machines.nystroem import KERNEL_CACHE_DOC, DaskRoutedFit, NystroemMachineBase
 from ._machines.gaussian_process import PREDICT_COV_DOC, with_doc
 from ._machines.nystroem_posterior import NystroemPosteriorMixin, posterior_square_matrices
 from ._solvers.falkon import nystroem_kernel_ridge
@@ -118,30 +117,6 @@ _SHARED_REFERENCES_DOC = """
 """
 
 
-class _DaskRoutedFit:
-    """``fit`` that sends Dask input out of core; before the target mixins' ``fit`` in the MRO."""
-
-    def fit(self, X, y):
-        """Fit on in-memory arrays, or out of core on row-chunked Dask arrays.
-
-        Parameters
-        ----------
-        X : array-like or dask.array of shape (n_samples, n_features)
-        y : array-like or dask.array of shape (n_samples,) or (n_samples, n_targets)
-
-        Returns
-        -------
-        self
-        """
-        if is_dask_array(X) or is_dask_array(y):
-            self._check_dask_fit()
-            return dask_kernel_machines().fit(self, X, y)
-        return super().fit(X, y)
-
-    def _check_dask_fit(self):
-        """Refuse, before any work, what a fit on Dask arrays cannot give."""
-
-
 class _NystroemRidgeBase(NystroemMachineBase):
     paper = "Rudi, Carratino & Rosasco, FALKON: An optimal large scale kernel method, NIPS 2017"
 
@@ -246,7 +221,7 @@ _POSTERIOR_ATTRIBUTES_DOC = """    variance_ : {'dtc', 'sor'} or None
 """
 
 
-class NystroemKernelRidge(RegressorMixin, NystroemPosteriorMixin, _DaskRoutedFit, RegressionFitMixin,
+class NystroemKernelRidge(RegressorMixin, NystroemPosteriorMixin, DaskRoutedFit, RegressionFitMixin,
                           _NystroemRidgeBase):
     __doc__ = """Nyström kernel ridge regression by Falkon's preconditioned conjugate gradient, and its GP posterior.
 """ + _SHARED_PARAMETERS_DOC.replace(_PARAMETERS_HEADING, _GAUSSIAN_PROCESS_DOC + _PARAMETERS_HEADING) \
@@ -332,7 +307,7 @@ class NystroemKernelRidge(RegressorMixin, NystroemPosteriorMixin, _DaskRoutedFit
         return tags
 
 
-class NystroemKernelRidgeClassifier(ClassifierMixin, _DaskRoutedFit, OneVsRestFitMixin, _NystroemRidgeBase):
+class NystroemKernelRidgeClassifier(ClassifierMixin, DaskRoutedFit, OneVsRestFitMixin, _NystroemRidgeBase):
     __doc__ = """Nyström kernel ridge classification: one-vs-rest regression onto +1 / -1, by Falkon's CG.
 
     One solve for all classes, ``T[i, c] = +1`` if ``y_i`` is class ``c`` else

@@ -6,15 +6,15 @@ from sklearn.utils import check_random_state
 
 from ._core.base import classes_from_scores
 from ._core.targets import OneVsRestFitMixin
-from ._core.validation import check_bool, check_integer
+from ._core.validation import check_bool, check_integer, is_dask_array
 from ._kernels.matern import NU_DOC
-from ._machines.nystroem import KERNEL_CACHE_DOC, NystroemMachineBase
-from ._solvers.logistic_newton import nystroem_logistic_newton
+from ._machines.nystroem import KERNEL_CACHE_DOC, DaskRoutedFit, NystroemMachineBase, dask_logistic_passes
+from ._solvers.logistic_newton import LogisticPasses, nystroem_logistic_newton
 
 __all__ = ["NystroemLogisticRegression"]
 
 
-class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMachineBase):
+class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMixin, NystroemMachineBase):
     __doc__ = """Kernel logistic regression on Nyström centres, by Newton steps solved with Falkon's CG.
 
     The model is ``f(x) = sum_j a_j k(x, c_j)`` on ``m = n_components`` centres.
@@ -39,7 +39,15 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
     A step that raises the objective is halved. Each pass over the rows computes
     the kernel blocks on the fly (one GEMM plus the fused Numba epilogue per block,
     blocks on the thread pool) and serves every class at once. Memory ``O(m^2)``
-    per class for the preconditioner factors, plus the ``n x classes`` weights.
+    for the preconditioner factors, which every class shares, plus the
+    ``n x classes`` weights.
+
+    A row-chunked ``dask.array`` is fitted out of core, as
+    :class:`NystroemKernelRidgeClassifier` is: centres from a bounded seeded
+    sample, each pass one map-reduce over the chunks (each task recomputes its
+    rows' weights in the pass itself, so nothing ``n``-sized stays on the client),
+    the ``m x m`` work on the client; the coefficients equal the in-memory fit's
+    on the same centres. ``early_stopping`` is refused on Dask input.
 
     Time is the number of passes times ``O(n m d)`` each: one per CG iteration and
     one per step's update (more when a step is halved), plus one at the start. The
@@ -161,14 +169,20 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
             X, X_val, T, label_val = X[train], X[held_out], T[train], labels[held_out]
         self._set_kernel_and_centres(X, rng)
         keep = self._plan_kernel_cache(X.shape[0] + (0 if X_val is None else X_val.shape[0]), X.dtype)
-        n = X.shape[0]
-        self.lambda_ = float(self.alpha) / n
+        self.solve_on(self._operator(X, keep_blocks=keep), T, X_val, label_val)
+
+    def solve_on(self, K, T, X_val=None, label_val=None):
+        """Fit ``coef_`` and ``intercept_`` on the operator ``K`` of the training rows and their
+        ±1 targets ``T`` (in memory, or a Dask operator with ``T`` a Dask array)."""
+        self.lambda_ = float(self.alpha) / K.shape[0]
+        passes = dask_logistic_passes(K, T) if is_dask_array(T) else LogisticPasses(K, T)
         with self._progress(self.max_iter, "Newton steps") as bar:
             callback, state = self._early_stopper(X_val, label_val, self._error_rate, bar)
-            result = nystroem_logistic_newton(self._operator(X, keep_blocks=keep), self._centre_gram(), T, self.lambda_,
+            result = nystroem_logistic_newton(passes, self._centre_gram(), self.lambda_,
                                               fit_intercept=bool(self.fit_intercept),
-                                              centre_rows=self.component_indices_, max_iter=self.max_iter,
-                                              tol=self.tol, cg_max_iter=self.cg_max_iter, callback=callback)
+                                              centres_are_rows=self.component_indices_ is not None,
+                                              max_iter=self.max_iter, tol=self.tol, cg_max_iter=self.cg_max_iter,
+                                              callback=callback)
         best = state.best_coef is not None
         self.coef_ = state.best_coef if best else result.coef
         self.intercept_ = state.best_intercept if best else result.intercept
@@ -182,9 +196,8 @@ class NystroemLogisticRegression(ClassifierMixin, OneVsRestFitMixin, NystroemMac
             self._warn_not_converged("the relative gradient norm of the Newton steps", result.gradient_norms[-1])
 
     def _n_square_matrices(self):
-        # K_mm, T and a temporary, then one factor A per one-vs-rest problem
-        n_problems = 1 if len(self.classes_) == 2 else len(self.classes_)
-        return 3 + n_problems
+        # K_mm, T, a temporary and the factor A, which every one-vs-rest column shares
+        return 4
 
     def decision_function(self, X):
         """The logits ``f(x)`` of each one-vs-rest problem; shape (n_samples,) for two classes.

@@ -71,9 +71,9 @@ class DaskKernelOperator:
         self.shape = (X.shape[0], centres.shape[0])
         #: the dtype of each chunk's kernel blocks (see KernelOperator)
         self.block_dtype = np.dtype(np.float32 if X.dtype == np.float32 else np.float64)
-        self._centres = graph_node(np.ascontiguousarray(centres, dtype=np.float64), "kernelmaps-centres")
-        self._params = dict(kernel_params)
-        self._starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)
+        self.centres_node = graph_node(np.ascontiguousarray(centres, dtype=np.float64), "kernelmaps-centres")
+        self.params = dict(kernel_params)
+        self.starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)
 
     def normal_matvec(self, V, W=None):
         """``K^T (K V + W)`` (``V=None``: ``K^T W``) as one map-reduce over the chunks.
@@ -97,9 +97,9 @@ class DaskKernelOperator:
         else:
             targets = [None] * len(blocks)
         V_node = None if V is None else graph_node(np.ascontiguousarray(V, dtype=np.float64), "kernelmaps-v")
-        parts = [dask.delayed(_chunk_pass, pure=True)(block, int(start), target, V_node, self._centres,
-                                                       self._params)
-                 for block, start, target in zip(blocks, self._starts, targets)]
+        parts = [dask.delayed(_chunk_pass, pure=True)(block, int(start), target, V_node, self.centres_node,
+                                                       self.params)
+                 for block, start, target in zip(blocks, self.starts, targets)]
         # compensated sums: merged in any order, they give the in-memory pass's result
         return tree_sum(parts, TREE_FAN_IN).compute().result()
 

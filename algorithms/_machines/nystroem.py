@@ -105,6 +105,37 @@ def dask_kernel_machines():
     return dask_nystroem
 
 
+def dask_logistic_passes(K, Y):
+    """The logistic machine's passes over the Dask operator ``K`` (needs the ``dask`` extra)."""
+    from .dask_logistic import DaskLogisticPasses
+
+    return DaskLogisticPasses(K, Y)
+
+
+class DaskRoutedFit:
+    """``fit`` that sends Dask input out of core; before the target mixins' ``fit`` in the MRO."""
+
+    def fit(self, X, y):
+        """Fit on in-memory arrays, or out of core on row-chunked Dask arrays.
+
+        Parameters
+        ----------
+        X : array-like or dask.array of shape (n_samples, n_features)
+        y : array-like or dask.array of shape (n_samples,) or (n_samples, n_targets)
+
+        Returns
+        -------
+        self
+        """
+        if is_dask_array(X) or is_dask_array(y):
+            self._check_dask_fit()
+            return dask_kernel_machines().fit(self, X, y)
+        return super().fit(X, y)
+
+    def _check_dask_fit(self):
+        """Refuse, before any work, what a fit on Dask arrays cannot give."""
+
+
 class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
     """Parameters, centres and prediction of the Nyström kernel machines."""
 

@@ -82,40 +82,6 @@ def _sigmoid(t):
     return np.where(t >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
-class _Pass:
-    """One pass at coefficients ``a`` and intercepts ``b``.
-
-    It gives ``K^T l' / n``, the loss, the weights ``W`` and, for the intercepts,
-    ``mean(l')``, ``mean(W)`` and ``u = K^T W 1`` (in the same sweep: the rows map
-    returns ``[l' / n, W]`` side by side).
-    """
-
-    def __init__(self, K, Y):
-        self.K, self.Y = K, Y
-        self.weights = np.empty(Y.shape)
-
-    def run(self, a, b):
-        n = self.K.shape[0]
-        k = self.Y.shape[1]
-        sums = {}
-
-        def rows_map(lo, hi, F):
-            margin = self.Y[lo:hi] * (F + b)
-            s = _sigmoid(-margin)                 # sigmoid(-y f) = -l' / y
-            W = s * (1.0 - s)                     # sigmoid(f) sigmoid(-f), whatever y's sign
-            self.weights[lo:hi] = W
-            derivative = -self.Y[lo:hi] * s
-            sums[lo] = np.stack([_log1p_exp(-margin).sum(axis=0), derivative.sum(axis=0), W.sum(axis=0)])
-            return np.hstack([derivative / n, W])
-
-        both = self.K.sweep(a, rows_map, 2 * k)
-        totals = np.zeros((3, k))
-        for lo in sorted(sums):
-            totals += sums[lo]
-        loss, intercept_gradient, weight_mean = totals / n
-        return _Point(a, b, both[:, :k], loss, intercept_gradient, weight_mean, both[:, k:])
-
-
 class _Point(NamedTuple):
     a: np.ndarray
     b: np.ndarray
@@ -126,17 +92,80 @@ class _Point(NamedTuple):
     weighted_sum: np.ndarray       # u = K^T W 1
 
 
-def nystroem_logistic_newton(K, K_mm, Y, lam, *, fit_intercept=True, centre_rows=None, max_iter=20, tol=1e-4,
-                             cg_max_iter=20, callback=None):
-    """Minimize the Nyström logistic objective of every ±1 column of ``Y``.
+def pass_rows(Y, b, n, F):
+    """The per-row terms of one pass at logits ``F + b`` of ±1 targets ``Y`` (rows of a block).
+
+    Returns ``(U, W, sums)``: ``U = [l' / n, W]`` to multiply by ``K^T``, the weights
+    ``W = l''`` and the ``(3, k)`` sums of the loss, ``l'`` and ``W`` over the rows.
+    """
+    margin = Y * (F + b)
+    s = _sigmoid(-margin)                 # sigmoid(-y f) = -l' / y
+    W = s * (1.0 - s)
+    derivative = -Y * s
+    sums = np.stack([_log1p_exp(-margin).sum(axis=0), derivative.sum(axis=0), W.sum(axis=0)])
+    return np.hstack([derivative / n, W]), W, sums
+
+
+def row_weights(Y, logits):
+    """The Hessian weights ``l'' = sigmoid(f) sigmoid(-f)`` of the rows (the same whatever y's sign)."""
+    s = _sigmoid(-Y * logits)
+    return s * (1.0 - s)
+
+
+def point_from_sums(a, b, n, both, sums):
+    """The :class:`_Point` of a pass: ``both = K^T [l' / n, W]`` and the rows' ``(3, k)`` sums."""
+    k = b.shape[0]
+    loss, intercept_gradient, weight_mean = sums / n
+    return _Point(a, b, both[:, :k], loss, intercept_gradient, weight_mean, both[:, k:])
+
+
+class LogisticPasses:
+    """The passes of an in-memory fit over the rows of ``K`` with ±1 targets ``Y``.
+
+    :meth:`run` evaluates a point (the gradient, the loss, the weights ``W``) and
+    keeps its weights; :meth:`hessian_product` gives ``K^T W K V`` at the last point
+    run. A Dask fit has the same three methods over row chunks
+    (:class:`kernelmaps._machines.dask_logistic.DaskLogisticPasses`).
+    """
+
+    def __init__(self, K, Y):
+        self.K = K
+        self.Y = np.asarray(Y, dtype=np.float64).reshape(K.shape[0], -1)
+        self.shape = (K.shape[0], K.shape[1], self.Y.shape[1])
+        self.weights = np.empty(self.Y.shape)
+
+    def run(self, a, b):
+        n = self.K.shape[0]
+        sums = {}
+
+        def rows_map(lo, hi, F):
+            U, self.weights[lo:hi], sums[lo] = pass_rows(self.Y[lo:hi], b, n, F)
+            return U
+
+        both = self.K.sweep(a, rows_map, 2 * b.shape[0])
+        totals = np.zeros((3, b.shape[0]))
+        for lo in sorted(sums):
+            totals += sums[lo]
+        return point_from_sums(a, b, n, both, totals)
+
+    def hessian_product(self, V):
+        return self.K.normal_matvec(V, weights=self.weights)
+
+    def labels(self, rows):
+        """The ±1 targets of the given training rows, shape (len(rows), k)."""
+        return self.Y[rows]
+
+
+def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_are_rows=False, max_iter=20,
+                             tol=1e-4, cg_max_iter=20, callback=None):
+    """Minimize the Nyström logistic objective of every ±1 target column.
 
     Parameters
     ----------
-    K : KernelOperator
-        ``K(X, C)``, shape (n, m), with ``sweep`` and ``normal_matvec``.
+    passes : LogisticPasses or DaskLogisticPasses
+        The passes over the rows ``K = K(X, C)`` and their ±1 targets ``Y``
+        (``shape`` is ``(n, m, k)``; ``K`` the operator).
     K_mm : ndarray of shape (m, m)
-    Y : ndarray of shape (n, k)
-        ±1 targets.
     lam : float
         The target ridge (> 0).
     fit_intercept : bool, default=True
@@ -145,9 +174,9 @@ def nystroem_logistic_newton(K, K_mm, Y, lam, *, fit_intercept=True, centre_rows
         ``(H - u u^T / (n^2 s)) d = g - u g_b / (n s)`` for ``a``, with
         ``u = K^T W 1`` and ``s = mean(W)``: the same pass per CG iteration plus
         a rank-one correction.
-    centre_rows : ndarray of int or None
-        The training rows the centres are, whose weights build the preconditioner;
-        ``None`` uses the mean weight.
+    centres_are_rows : bool, default=False
+        True when the centres are training rows: their weights, from the logits
+        ``K_mm a + b``, build the preconditioner; otherwise the mean weight does.
     max_iter : int, default=20
         Newton steps, the path's included.
     tol : float, default=1e-4
@@ -177,12 +206,9 @@ def nystroem_logistic_newton(K, K_mm, Y, lam, *, fit_intercept=True, centre_rows
     Marteau-Ferey, U., Bach, F. and Rudi, A. Globally convergent Newton methods for
     ill-conditioned generalized self-concordant losses. NeurIPS 2019.
     """
-    n, m = K.shape
-    Y = np.asarray(Y, dtype=np.float64).reshape(n, -1)
-    k = Y.shape[1]
+    n, m, k = passes.shape
     K_mm = np.asarray(K_mm, dtype=np.float64)
-    T, _ = cholesky_with_jitter(K_mm, block_epsilon(K))
-    passes = _Pass(K, Y)
+    T, _ = cholesky_with_jitter(K_mm, block_epsilon(passes.K))
     point = passes.run(np.zeros((m, k)), np.zeros(k))
     reference = _gradient_norms(point.data_gradient, point.intercept_gradient, fit_intercept)
     reference[reference == 0] = 1.0
@@ -211,7 +237,7 @@ def nystroem_logistic_newton(K, K_mm, Y, lam, *, fit_intercept=True, centre_rows
         if step >= max_iter:
             break
         direction, intercept_direction, iterations = _newton_direction(
-            K, T, passes.weights, point, gradient, penalty, fit_intercept, centre_rows, cg_max_iter,
+            passes, K_mm, T, point, gradient, penalty, fit_intercept, centres_are_rows, cg_max_iter,
             min(0.1, relative))
         # half the Newton decrement g^T H^{-1} g: the decrease the quadratic model
         # predicts for the full step, per column
@@ -249,17 +275,20 @@ def _objective(point, K_mm, penalty):
     return point.loss + 0.5 * penalty * np.einsum("ij,ij->j", point.a, K_mm @ point.a)
 
 
-def _newton_direction(K, T, weights, point, gradient, penalty, fit_intercept, centre_rows, max_iter, tol):
+def _newton_direction(passes, K_mm, T, point, gradient, penalty, fit_intercept, centres_are_rows, max_iter, tol):
     """Newton's step ``(d, d_b)`` per column, ``d`` by CG on ``B^T S B v = B^T r``, ``d = B v``."""
-    n, m = K.shape
-    k = gradient.shape[1]
+    n, m, k = passes.shape
     # one factor for every column, from the columns' mean weights: k factors of
     # O(m^3) each cost more than the passes of a many-class problem, and the CG of
     # each column stays exact (only its preconditioner is shared)
-    if centre_rows is not None:
-        centre_weights = weights[centre_rows].mean(axis=1)
+    if centres_are_rows:
+        # a centre's weight is that of its row: W = sigmoid(f) sigmoid(-f) whatever
+        # the label, at the logits f = K_mm a + b, known without a pass (and so the
+        # same in memory and on Dask)
+        s = _sigmoid(K_mm @ point.a + point.b)
+        centre_weights = (s * (1.0 - s)).mean(axis=1)
     else:
-        centre_weights = np.full(m, weights.mean(axis=0).mean())
+        centre_weights = np.full(m, point.weight_mean.mean())
     A = ridge_cholesky(T, centre_weights, m, penalty)
     u, s = point.weighted_sum, point.weight_mean
     # s > 0 unless every weight underflowed (a separable column far along its path)
@@ -269,7 +298,7 @@ def _newton_direction(K, T, weights, point, gradient, penalty, fit_intercept, ce
         return scipy.linalg.solve_triangular(A, U, lower=False, trans=trans, check_finite=False)
 
     def schur(V):
-        image = K.normal_matvec(V, weights=weights) / n
+        image = passes.hessian_product(V) / n
         if fit_intercept:
             image -= u * (np.einsum("ij,ij->j", u, V) / (n * n * s_safe))
         return image

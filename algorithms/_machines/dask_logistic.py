@@ -1,0 +1,117 @@
+"""The passes of the Nyström logistic machine over a row-chunked Dask array.
+
+:func:`kernelmaps._solvers.logistic_newton.nystroem_logistic_newton` reads the
+rows only through a passes object; :class:`DaskLogisticPasses` gives it the same
+three methods as the in-memory
+:class:`~kernelmaps._solvers.logistic_newton.LogisticPasses`, each one map-reduce
+over the chunks:
+
+* :meth:`~DaskLogisticPasses.run`: per chunk, the gradient ``K^T l' / n``, the
+  sums of the loss, of ``l'`` and of the weights ``W``, and ``u = K^T W 1``;
+* :meth:`~DaskLogisticPasses.hessian_product`: per chunk, ``K^T W K V``. The
+  weights are not stored between passes (they would be ``n x k`` on the client,
+  or state on the workers): each task recomputes them from ``K a`` in the same
+  product, ``K [a, V]``, at ``k`` more columns of a pass whose cost is the
+  kernel's evaluation.
+
+Every partial sum is compensated, so the merges in any order give the in-memory
+fit's sums, and the coefficients equal the in-memory fit's on the same centres.
+"""
+
+import numpy as np
+
+try:
+    import dask
+except ImportError as error:  # pragma: no cover - exercised by the no-dask test in a subprocess
+    raise ImportError("fitting the Nyström logistic machine on Dask arrays needs the optional 'dask' extra: "
+                      "pip install 'kernelmaps[dask]'") from error
+
+from .._numba.fastmath_arrays import all_finite
+from .._solvers.kernel_operator import CompensatedSum, KernelOperator
+from .._solvers.logistic_newton import pass_rows, point_from_sums, row_weights
+from ..dask import TREE_FAN_IN
+from .dask_support import graph_node, serial, tree_sum
+
+
+class _PassSums:
+    """One chunk's (or a merge's) ``K^T [l' / n, W]`` and ``(3, k)`` row sums, both compensated."""
+
+    def __init__(self, both, sums):
+        self.both, self.sums = both, sums
+
+    def merge(self, other):
+        self.both.merge(other.both)
+        self.sums.merge(other.sums)
+        return self
+
+
+def _chunk_operator(block, start, targets, centres, params):
+    if not all_finite(block):
+        raise ValueError(f"X contains NaN or infinity in rows {start}-{start + block.shape[0] - 1}")
+    return KernelOperator(block, centres, **params), np.asarray(targets, dtype=np.float64).reshape(block.shape[0], -1)
+
+
+def _chunk_run(block, start, targets, a, b, n, centres, params):
+    """One chunk's share of a point: the map step of :meth:`DaskLogisticPasses.run`."""
+    with serial():
+        operator, Y = _chunk_operator(block, start, targets, centres, params)
+        sums = CompensatedSum((3, b.shape[0]))
+
+        def rows_map(lo, hi, F):
+            U, _, part = pass_rows(Y[lo:hi], b, n, F)
+            sums.add(part)
+            return U
+
+        return _PassSums(operator.sweep_sum(a, rows_map, 2 * b.shape[0]), sums)
+
+
+def _chunk_hessian(block, start, targets, a, b, V, centres, params):
+    """One chunk's ``K^T W K V``, its weights ``W`` from ``K a + b`` in the same product."""
+    k = b.shape[0]
+    with serial():
+        operator, Y = _chunk_operator(block, start, targets, centres, params)
+
+        def rows_map(lo, hi, F):
+            return row_weights(Y[lo:hi], F[:, :k] + b) * F[:, k:]
+
+        return operator.sweep_sum(np.hstack([a, V]), rows_map, V.shape[1])
+
+
+class DaskLogisticPasses:
+    """The passes of a logistic fit over a :class:`~kernelmaps._machines.dask_nystroem.DaskKernelOperator`.
+
+    Parameters
+    ----------
+    K : DaskKernelOperator
+    Y : dask.array.Array of shape (n, k)
+        The ±1 targets, row-chunked as ``K``'s rows.
+    """
+
+    def __init__(self, K, Y):
+        self.K = K
+        n, m = K.shape
+        Y = Y.reshape(n, -1).rechunk({0: K.X.chunks[0], 1: -1})
+        self.shape = (n, m, Y.shape[1])
+        self._blocks = K.X.to_delayed().ravel()
+        self._targets = Y.to_delayed().ravel()
+        self._point = None
+
+    def _map_reduce(self, task, *args):
+        parts = [dask.delayed(task, pure=True)(block, int(start), target, *args, self.K.centres_node,
+                                               self.K.params)
+                 for block, start, target in zip(self._blocks, self.K.starts, self._targets)]
+        return tree_sum(parts, TREE_FAN_IN).compute()
+
+    def run(self, a, b):
+        """The point at ``(a, b)``; its weights serve the next :meth:`hessian_product` calls."""
+        a = np.ascontiguousarray(a, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64)
+        total = self._map_reduce(_chunk_run, graph_node(a, "kernelmaps-a"), b, self.shape[0])
+        self._point = (a, b)
+        return point_from_sums(a, b, self.shape[0], total.both.result(), total.sums.result())
+
+    def hessian_product(self, V):
+        """``K^T W K V`` at the weights of the last point run."""
+        a, b = self._point
+        V = graph_node(np.ascontiguousarray(V, dtype=np.float64), "kernelmaps-v")
+        return self._map_reduce(_chunk_hessian, graph_node(a, "kernelmaps-a"), b, V).result()
