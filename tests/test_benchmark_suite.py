@@ -161,7 +161,7 @@ def test_random_binning_setups_warm_exactly_what_is_timed(monkeypatch, tmp_path)
 
 def test_tuning_setups_warm_exactly_what_is_timed(monkeypatch, tmp_path):
     """The cross-validated least-squares fits, ours and scikit-learn's, compile nothing when timed,
-    and ours choose the alpha scikit-learn chooses."""
+    and ours choose the alpha scikit-learn chooses; nor does the cross-validated Nyström fit."""
     monkeypatch.setenv("KERNELMAPS_BENCH_CACHE", str(tmp_path))
     from benchmarks import bench_tuning, common
 
@@ -178,3 +178,11 @@ def test_tuning_setups_warm_exactly_what_is_timed(monkeypatch, tmp_path):
         chosen[label] = bench.model.alpha_
     assert chosen["least_squares_cv"] == chosen["sklearn.RidgeClassifierCV"]
     assert chosen["least_squares_regressor_cv"] == chosen["sklearn.RidgeCV"]
+    (labels,) = bench_tuning.GammaAndAlphaByGridSearch.params
+    assert any("sklearn." in label for label in labels), "the grid-search benchmark runs no peer"
+    bench = bench_tuning.GammaAndAlphaByGridSearch()
+    bench.setup("nystroem_ridge_classifier_cv")
+    before = _compiled_overloads()
+    bench.time_fit("nystroem_ridge_classifier_cv")
+    assert _compiled_overloads() == before, "the cross-validated Nyström fit compiled Numba code when timed"
+    assert bench.model.gamma_ in [bench.gamma * f for f in bench_tuning.GAMMA_FACTORS]
