@@ -81,6 +81,11 @@ _SHARED_DOC = """
         None: R² for the regressor, accuracy for the classifier. A scikit-learn
         scorer name (``sklearn.metrics.get_scorer``) or a callable
         ``scorer(estimator, X, y)`` of ``predict`` or ``decision_function``.
+        ``'evidence'`` (the regressor's, with ``cv=None``): no folds; each point
+        scored by the DTC log marginal likelihood of all rows, the amplitude at
+        its maximizer (:class:`NystroemKernelRidge`'s
+        ``dtc_log_marginal_likelihood_`` with ``variance='dtc'``), every penalty
+        from one eigendecomposition per bandwidth.
     refit : bool, default=True
         Fit the plain machine at the best ``(gamma_, alpha_)`` on every row (on
         the same centres; its conjugate gradient at the plain machine's default

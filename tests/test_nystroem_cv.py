@@ -67,6 +67,25 @@ def test_classifier_scores_every_point_as_grid_search_does(problem, n_classes):
     np.testing.assert_array_equal(ours.classes_, np.arange(n_classes))
 
 
+def test_evidence_scores_every_point_by_the_plain_machines_dtc_likelihood(problem):
+    """scoring='evidence': each point's score is NystroemKernelRidge(variance='dtc')'s
+    dtc_log_marginal_likelihood_ on all rows, on the same centres; the best is its maximum."""
+    X, y, _, centres = problem
+    ours = NystroemKernelRidgeCV(len(centres), alphas=ALPHAS, gammas=GAMMAS, landmarks=centres,
+                                 scoring="evidence").fit(X, y)
+    theirs = [NystroemKernelRidge(len(centres), landmarks=centres, variance="dtc", **params, **CONVERGED).fit(X, y)
+              for params in ours.cv_results_["params"]]
+    np.testing.assert_allclose(ours.cv_results_["mean_test_score"],
+                               [model.dtc_log_marginal_likelihood_ for model in theirs], rtol=1e-9)
+    best = int(np.argmax([model.dtc_log_marginal_likelihood_ for model in theirs]))
+    assert (ours.alpha_, ours.gamma_) == (theirs[best].alpha, theirs[best].gamma)
+    assert "split1_test_score" not in ours.cv_results_
+    with pytest.raises(ValueError, match="evidence.*leave cv=None"):
+        NystroemKernelRidgeCV(10, scoring="evidence", cv=3).fit(X, y)
+    with pytest.raises(ValueError, match="regressor"):
+        NystroemKernelRidgeClassifierCV(10, scoring="evidence").fit(X, np.sign(y))
+
+
 def test_kept_blocks_give_the_scores_of_recomputed_ones(problem):
     X, _, labels, centres = problem
     params = dict(n_components=len(centres), alphas=ALPHAS, gammas=GAMMAS, landmarks=centres, cv=3)

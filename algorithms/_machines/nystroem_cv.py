@@ -18,9 +18,9 @@ from .._kernels.matern import check_nu
 from .._kernels.names import check_kernel_params
 from .._kernels.params import FittedKernelMixin
 from .._solvers.falkon import cholesky_with_jitter
-from .._solvers.ridge_path import squared_error_sums, total_sum_of_squares
+from .._solvers.ridge_path import RidgePath, centred_system, squared_error_sums, total_sum_of_squares
 from .cv_scoring import best_index, check_scoring, cv_results, scorer_scores, squared_error_score
-from .least_squares_cv import DEFAULT_ALPHAS, check_alphas, check_grid, fold_membership
+from .least_squares_cv import DEFAULT_ALPHAS, check_alphas, check_grid, fold_membership, path_log_evidence
 from .nystroem import AUTO_CENTRES, check_kernel_cache, kernel_cache_budget
 from .nystroem_grid import GridBlocks, chunk_rows, each_fold, fold_moments, fold_outputs, fold_solution
 
@@ -112,12 +112,16 @@ class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
         check_bool(self.refit, "refit")
         check_bool(self.verbose, "verbose")
         check_kernel_cache(self.kernel_cache)
+        scoring = check_scoring(self.scoring, classifier, weighted=False)
+        if scoring.kind == "evidence" and (self.cv is not None or self.validation_fraction is not None):
+            raise ValueError("scoring='evidence' scores every point by the marginal likelihood of all rows, with no "
+                             "held-out rows: leave cv=None and validation_fraction=None")
         if self.validation_fraction is not None:
             check_fraction(self.validation_fraction, "validation_fraction", allow_zero=False)
             if self.cv is not None:
                 raise ValueError(f"give cv or validation_fraction, not both: cv={self.cv!r} asks for "
                                  f"folds, validation_fraction={self.validation_fraction!r} for one held-out split")
-        return alphas, gammas, check_scoring(self.scoring, classifier, weighted=False)
+        return alphas, gammas, scoring
 
     def _folds(self, X, y, labels):
         """``(membership, partition)``: whether each row is in each test fold, and whether they partition the rows."""
@@ -172,11 +176,17 @@ class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
         alphas, gammas, scoring = self._check_params(X.shape[1], classifier)
         X = np.ascontiguousarray(X, dtype=np.float32 if X.dtype == np.float32 else np.float64)
         T = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
-        membership, partition = self._folds(X, y if labels is None else self.classes_[labels], labels)
+        evidence = scoring.kind == "evidence"
+        if evidence:
+            # no test folds: the pass sums all rows' normal equations only
+            membership, partition = np.zeros((X.shape[0], 0), dtype=bool), False
+        else:
+            membership, partition = self._folds(X, y if labels is None else self.classes_[labels], labels)
         self._set_up(X, alphas, gammas, membership.shape[1], T.shape[1], scoring)
         grid = GridBlocks(X, self.components_, self._kernel_params_for(None), self.gammas_, self.kernel_cache_ > 0)
-        n_folds, n_gammas, second = membership.shape[1], len(self.gammas_), scoring.kind != "squared"
-        with self._progress(grid.n_chunks() * (1 + second) + n_folds * n_gammas + self.refit) as bar:
+        n_folds, n_gammas = membership.shape[1], len(self.gammas_)
+        second = scoring.kind not in ("squared", "evidence")
+        with self._progress(grid.n_chunks() * (1 + second) + max(n_folds, 1) * n_gammas + self.refit) as bar:
             factors = self._factors(X.dtype)
             if classifier:
                 code = one_vs_rest_code(len(self.classes_))
@@ -184,7 +194,10 @@ class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
             else:
                 targets = (lambda lo, hi: {"T": T[lo:hi]})
             moments = fold_moments(grid, factors, membership, partition, T.shape[1], targets, bar)
-            split_scores, coefficients = self._score_paths(moments, factors, alphas, scoring, bar)
+            if evidence:
+                split_scores = self._log_evidence(moments, alphas, bar)
+            else:
+                split_scores, coefficients = self._score_paths(moments, factors, alphas, scoring, bar)
             if second:
                 parts = fold_outputs(grid, coefficients, membership, T if labels is None else labels, len(alphas),
                                      scoring.kind == "scorer", classifier, bar)
@@ -215,6 +228,23 @@ class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
 
         each_fold(len(factors), n_folds, solve)
         return split_scores, coefficients
+
+    def _log_evidence(self, moments, alphas, bar):
+        """Every point's DTC log marginal likelihood of all rows, shape (1, n_alphas, n_gammas).
+
+        The DTC model ``y ~ N(0, s (Phi Phi^T + alpha I))`` is Bayesian linear
+        regression on the Nyström features ``Phi``: one eigendecomposition of
+        ``Phi^T Phi`` per bandwidth gives every penalty's evidence, the amplitude
+        ``s`` at its maximizer (:class:`NystroemKernelRidge`'s
+        ``dtc_log_marginal_likelihood_`` with ``variance='dtc'``).
+        """
+        scores = np.empty((1, len(alphas), len(moments)))
+        for g, accumulated in enumerate(moments):
+            total = accumulated.all_rows()
+            path = RidgePath(*centred_system(total, fit_intercept=False), alphas, fit_intercept=False)
+            scores[0, :, g] = path_log_evidence(path, total, fit_intercept=False)
+            bar.update(1)
+        return scores
 
     def _score_outputs(self, parts, split_scores, scoring):
         for g, part in enumerate(parts):
