@@ -52,7 +52,7 @@ GUIDE = (
              "O(m²): 4 m² float64, plus a row block per thread", "regression"),
     GuideRow("logistic", "10⁵–10⁶ in memory, probabilities",
              "`NystroemLogisticRegression` (m = {logistic_m}, default max_iter = 20 × cg_max_iter = 20)",
-             "O(C m²) factors, O(n C) weights", "classification"),
+             "O(m²): one factor for every class; O(n C) weights", "classification"),
     GuideRow("dask", "beyond memory",
              "`NystroemKernelRidge` (m = {nystroem_m}) on a Dask array, {workers} single-threaded workers",
              "O(m²) on the client, one chunk per worker task", "regression"),
