@@ -18,10 +18,11 @@ stratified folds), by
 
 * ``nystroem_ridge_classifier_cv`` (``NystroemKernelRidgeClassifierCV``), which
   shares each kernel block across folds, bandwidths and penalties;
-* ``GridSearchCV(NystroemKernelRidgeClassifier)``, 60 fits of the plain machine on
-  the same centres;
-* ``GridSearchCV(sklearn Nystroem + RidgeClassifier)``, what a scikit-learn user
-  runs today (its own centres, drawn from each training fold).
+* ``grid_search.nystroem_kernel_ridge_classifier`` (``GridSearchCV`` over
+  ``NystroemKernelRidgeClassifier``), 60 fits of the plain machine on the same centres;
+* ``grid_search.sklearn.Nystroem+RidgeClassifier`` (``GridSearchCV`` over scikit-learn's
+  ``Nystroem`` + ``RidgeClassifier``), what a scikit-learn user runs today (its own
+  centres, drawn from each training fold).
 """
 
 from functools import lru_cache
@@ -87,8 +88,8 @@ class AlphaByLeaveOneOut(common.Timing):
 NYSTROEM_CENTRES = 200
 GAMMA_FACTORS = (0.5, 1.0, 2.0)
 NYSTROEM_ALPHAS = (1e-2, 1.0, 1e2, 1e4)
-GRID_LEARNERS = ["nystroem_ridge_classifier_cv", "GridSearchCV(NystroemKernelRidgeClassifier)",
-                 "GridSearchCV(sklearn.Nystroem+RidgeClassifier)"]
+GRID_LEARNERS = ["nystroem_ridge_classifier_cv", "grid_search.nystroem_kernel_ridge_classifier",
+                 "grid_search.sklearn.Nystroem+RidgeClassifier"]
 
 
 def _grid_learner(label, gamma, centres):
@@ -104,7 +105,7 @@ def _grid_learner(label, gamma, centres):
     if label == "nystroem_ridge_classifier_cv":
         return NystroemKernelRidgeClassifierCV(NYSTROEM_CENTRES, alphas=NYSTROEM_ALPHAS, gammas=gammas, cv=folds,
                                                landmarks=centres)
-    if label == "GridSearchCV(NystroemKernelRidgeClassifier)":
+    if label == "grid_search.nystroem_kernel_ridge_classifier":
         return GridSearchCV(NystroemKernelRidgeClassifier(NYSTROEM_CENTRES, landmarks=centres),
                             {"alpha": list(NYSTROEM_ALPHAS), "gamma": gammas}, cv=folds)
     return GridSearchCV(make_pipeline(Nystroem(n_components=NYSTROEM_CENTRES, random_state=common.SEED),
