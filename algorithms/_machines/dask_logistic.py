@@ -2,9 +2,9 @@
 
 :func:`kernelmaps._solvers.logistic_newton.nystroem_logistic_newton` reads the
 rows only through a passes object; :class:`DaskLogisticPasses` gives it the same
-three methods as the in-memory
-:class:`~kernelmaps._solvers.logistic_newton.LogisticPasses`, each one map-reduce
-over the chunks:
+interface as the in-memory
+:class:`~kernelmaps._solvers.logistic_newton.LogisticPasses`; each of its passes
+is one map-reduce over the chunks:
 
 * :meth:`~DaskLogisticPasses.run`: per chunk, the gradient ``K^T l' / n``, the
   sums of the loss, of ``l'`` and of the weights ``W``, and ``u = K^T W 1``;

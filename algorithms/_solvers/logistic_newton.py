@@ -124,7 +124,8 @@ class LogisticPasses:
 
     :meth:`run` evaluates a point (the gradient, the loss, the weights ``W``) and
     keeps its weights; :meth:`hessian_product` gives ``K^T W K V`` at the last point
-    run. A Dask fit has the same three methods over row chunks
+    run; ``shape`` is ``(n, m, k)`` and ``K`` the operator. A Dask fit has the same
+    interface over row chunks
     (:class:`kernelmaps._machines.dask_logistic.DaskLogisticPasses`).
     """
 
@@ -150,10 +151,6 @@ class LogisticPasses:
 
     def hessian_product(self, V):
         return self.K.normal_matvec(V, weights=self.weights)
-
-    def labels(self, rows):
-        """The ±1 targets of the given training rows, shape (len(rows), k)."""
-        return self.Y[rows]
 
 
 def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_are_rows=False, max_iter=20,
