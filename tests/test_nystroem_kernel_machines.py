@@ -219,6 +219,16 @@ def test_logistic_newton_path_decreases_the_objective_at_the_target():
     assert all(b <= a + 1e-12 for a, b in zip(at_target, at_target[1:]))
 
 
+def test_logistic_early_stopping_reads_the_validation_rows_once_per_newton_step():
+    """The callback runs once per step: n_iter_no_change counts steps, not half steps."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((2000, 3))
+    y = (np.sin(2 * X[:, 0]) + X[:, 1] > 0).astype(int)
+    clf = NystroemLogisticRegression(100, alpha=0.1, gamma=0.5, early_stopping=True, n_iter_no_change=50,
+                                     random_state=0).fit(X, y)
+    assert len(clf.validation_losses_) == clf.n_iter_ == len(clf.cg_iterations_)
+
+
 def test_logistic_stops_when_newton_predicts_no_gain_worth_a_step():
     """At a tiny ridge the gradient criterion is out of CG's reach: the fit stops, converged,
     once the Newton decrement says the step gains at most tol of the objective, and its

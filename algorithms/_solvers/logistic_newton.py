@@ -211,24 +211,14 @@ def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_a
     reference[reference == 0] = 1.0
     path = ridge_path(lam)
     cg_iterations, gradient_norms, objectives, penalties = [], [], [], []
-    converged = False
+    converged = settled = False
     step = 0
-    def relative_gradient(penalty):
-        gradient = point.data_gradient + penalty * (K_mm @ point.a)
-        norms = _gradient_norms(gradient, point.intercept_gradient, fit_intercept)
-        return gradient, float(np.max(norms / reference))
-
     while True:
-        penalty = path[min(step, len(path) - 1)]
-        gradient, relative = relative_gradient(penalty)
-        if penalty != lam and relative_gradient(lam)[1] <= tol:
-            # the point already solves the target problem: the rest of the path (300
-            # steps for lam = 1e-300) would not move it
-            penalty = lam
-            gradient, relative = relative_gradient(lam)
+        penalty, gradient, relative, objective = _assess(point, K_mm, path[min(step, len(path) - 1)], lam,
+                                                         reference, fit_intercept, tol)
         gradient_norms.append(relative)
-        objectives.append(float(np.sum(_objective(point, K_mm, penalty))))
-        if penalty == lam and relative <= tol:
+        objectives.append(float(np.sum(objective)))
+        if penalty == lam and (relative <= tol or settled):
             converged = True
             break
         if step >= max_iter:
@@ -236,28 +226,19 @@ def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_a
         direction, intercept_direction, iterations = _newton_direction(
             passes, K_mm, T, point, gradient, penalty, fit_intercept, centres_are_rows, cg_max_iter,
             min(0.1, relative))
-        # half the Newton decrement g^T H^{-1} g: the decrease the quadratic model
-        # predicts for the full step, per column
+        # half the Newton decrement g^T H^{-1} g, the decrease the quadratic model
+        # predicts for the full step, per column: at most a fraction tol of the
+        # objective left to gain ends the fit after this step, whose successors move
+        # the coefficients along directions the data barely constrain (at lam = 1e-6
+        # on 2·10^4 rows, thirteen more steps of 20 CG passes each change the
+        # objective by 4e-6 of itself and the test log-loss in its fifth digit)
         predicted = 0.5 * (np.einsum("ij,ij->j", gradient, direction) + point.intercept_gradient * intercept_direction)
-        settled = penalty == lam and bool(np.all(predicted <= tol * np.abs(_objective(point, K_mm, penalty))))
-        point = _damped_update(passes, K_mm, point, direction, intercept_direction, penalty)
+        settled = penalty == lam and bool(np.all(predicted <= tol * np.abs(objective)))
+        point = _damped_update(passes, K_mm, point, objective, direction, intercept_direction, penalty)
         cg_iterations.append(iterations)
         penalties.append(penalty)
         step += 1
-        stop = callback is not None and callback(step, relative, point.a, point.b)
-        if settled:
-            # the step left at most a fraction tol of the objective to gain; the steps
-            # after it move the coefficients along directions the data barely
-            # constrain (at lam = 1e-6 on 2·10^4 rows, thirteen more steps of 20 CG
-            # passes each change the objective by 4e-6 of itself and the test log-loss
-            # in its fifth digit)
-            gradient_norms.append(relative_gradient(lam)[1])
-            objectives.append(float(np.sum(_objective(point, K_mm, penalty))))
-            converged = True
-            break
-        if stop:
-            break
-        if callback is not None and callback(step, relative, point.a, point.b):
+        if callback is not None and callback(step, relative, point.a, point.b) and not settled:
             break
     return LogisticNewtonResult(point.a, point.b, step, cg_iterations, np.asarray(gradient_norms),
                                 np.asarray(objectives), penalties, converged)
@@ -266,6 +247,26 @@ def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_a
 def _gradient_norms(gradient, intercept_gradient, fit_intercept):
     squares = np.einsum("ij,ij->j", gradient, gradient)
     return np.sqrt(squares + intercept_gradient ** 2 if fit_intercept else squares)
+
+
+def _assess(point, K_mm, penalty, lam, reference, fit_intercept, tol):
+    """``(penalty, gradient, relative gradient norm, objective per column)`` at ``point``.
+
+    ``penalty`` is the path's, or ``lam`` when the point already solves the target
+    problem: the rest of the path (300 steps for ``lam = 1e-300``) would not move it.
+    One product ``K_mm a`` serves the gradients and the objective.
+    """
+    image = K_mm @ point.a
+
+    def gradient_at(ridge):
+        gradient = point.data_gradient + ridge * image
+        return gradient, float(np.max(_gradient_norms(gradient, point.intercept_gradient, fit_intercept) / reference))
+
+    gradient, relative = gradient_at(penalty)
+    if penalty != lam and gradient_at(lam)[1] <= tol:
+        penalty = lam
+        gradient, relative = gradient_at(lam)
+    return penalty, gradient, relative, point.loss + 0.5 * penalty * np.einsum("ij,ij->j", point.a, image)
 
 
 def _objective(point, K_mm, penalty):
@@ -317,9 +318,9 @@ def _newton_direction(passes, K_mm, T, point, gradient, penalty, fit_intercept, 
     return direction, np.where(s > 0, intercept_direction, 0.0), result.n_iter
 
 
-def _damped_update(passes, K_mm, point, direction, intercept_direction, penalty):
-    """The point at ``(a - t d, b - t d_b)``, ``t = 1`` halved per column while the objective rises."""
-    before = _objective(point, K_mm, penalty)
+def _damped_update(passes, K_mm, point, before, direction, intercept_direction, penalty):
+    """The point at ``(a - t d, b - t d_b)``, ``t = 1`` halved per column while the objective
+    (``before`` at ``point``) rises."""
     t = np.ones(point.a.shape[1])
     for _ in range(MAX_HALVINGS + 1):
         candidate = passes.run(point.a - t * direction, point.b - t * intercept_direction)
