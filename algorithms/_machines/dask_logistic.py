@@ -26,11 +26,10 @@ except ImportError as error:  # pragma: no cover - exercised by the no-dask test
     raise ImportError("fitting the Nyström logistic machine on Dask arrays needs the optional 'dask' extra: "
                       "pip install 'kernelmaps[dask]'") from error
 
-from .._numba.fastmath_arrays import all_finite
 from .._solvers.kernel_operator import CompensatedSum, KernelOperator
 from .._solvers.logistic_newton import pass_rows, point_from_sums, row_weights
 from ..dask import TREE_FAN_IN
-from .dask_support import graph_node, serial, tree_sum
+from .dask_support import check_chunk, graph_node, serial, tree_sum
 
 
 class _PassSums:
@@ -46,8 +45,7 @@ class _PassSums:
 
 
 def _chunk_operator(block, start, targets, centres, params):
-    if not all_finite(block):
-        raise ValueError(f"X contains NaN or infinity in rows {start}-{start + block.shape[0] - 1}")
+    check_chunk(block, start)  # the targets are the ±1 code of checked labels
     return KernelOperator(block, centres, **params), np.asarray(targets, dtype=np.float64).reshape(block.shape[0], -1)
 
 

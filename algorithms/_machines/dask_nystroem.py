@@ -37,15 +37,13 @@ from .._core.validation import clear_fitted_state, is_dask_array
 from .._numba.fastmath_arrays import all_finite
 from .._solvers.kernel_operator import KernelOperator
 from ..dask import FIT_SAMPLE_ROWS, TREE_FAN_IN, sample_rows
-from .dask_support import align_rows, as_targets, check_rows, graph_node, known_rows, serial, tree_sum
+from .dask_support import (align_rows, as_targets, check_chunk, check_rows, graph_node, known_rows, serial,
+                           tree_sum)
 
 
 def _chunk_pass(block, start, targets, V, centres, params):
     """One chunk's ``K^T (K V + W)`` (the map step), after checking the chunk is finite."""
-    if not all_finite(block):
-        raise ValueError(f"X contains NaN or infinity in rows {start}-{start + block.shape[0] - 1}")
-    if targets is not None and not np.isfinite(targets).all():
-        raise ValueError(f"y contains NaN or infinity in rows {start}-{start + block.shape[0] - 1}")
+    check_chunk(block, start, targets)
     with serial():
         operator = KernelOperator(block, centres, **params)
         W = None if targets is None else np.asarray(targets, dtype=np.float64).reshape(block.shape[0], -1)

@@ -18,7 +18,17 @@ import numpy as np
 from dask.base import tokenize
 
 from .._core.parallel import blas_single_thread
+from .._numba.fastmath_arrays import all_finite
 from .._core.validation import NON_NUMERIC_KINDS, is_dask_array, user_stacklevel
+
+
+def check_chunk(block, start, targets=None):
+    """Raise ``ValueError`` naming the rows when a task's chunk of ``X`` (or of its
+    targets) holds NaN or infinity: a map step reads each chunk before its products."""
+    if not all_finite(block):
+        raise ValueError(f"X contains NaN or infinity in rows {start}-{start + block.shape[0] - 1}")
+    if targets is not None and not np.isfinite(targets).all():
+        raise ValueError(f"y contains NaN or infinity in rows {start}-{start + block.shape[0] - 1}")
 
 
 @contextlib.contextmanager
