@@ -58,6 +58,31 @@ def test_an_experiment_without_a_verdict_is_an_error(tmp_path):
         _framework.execute(spec, quick=True, output=tmp_path)
 
 
+def test_a_stopped_run_leaves_what_its_finished_parts_measured(tmp_path):
+    from benchmarks.experiments import _framework
+
+    def stops_after_one_part(run):
+        run.record_part("first fit", {"wall": 1.5, "iterations": 12})
+        raise KeyboardInterrupt  # a run stopped by hand, or by its time limit
+
+    spec = _framework.Experiment("stopped", stops_after_one_part, "p", "s", "c", "v", {}, {})
+    with pytest.raises(KeyboardInterrupt):
+        _framework.execute(spec, quick=True, output=tmp_path)
+    lines = (tmp_path / "stopped.parts.jsonl").read_text().splitlines()
+    assert len(lines) == 1
+    part = json.loads(lines[0])
+    assert (part["part"], part["wall"], part["iterations"]) == ("first fit", 1.5, 12)
+    assert not (tmp_path / "stopped").exists()  # no verdict without the whole run
+
+
+def test_a_finished_run_removes_its_parts_file(registry, tmp_path):
+    from benchmarks.experiments import _framework
+
+    (tmp_path / "rff-error.parts.jsonl").write_text('{"part": "from an earlier, stopped run"}\n')
+    _framework.execute(registry["rff-error"], quick=True, output=tmp_path)
+    assert not (tmp_path / "rff-error.parts.jsonl").exists()
+    assert (tmp_path / "rff-error" / "result.json").exists()
+
 @pytest.mark.parametrize("where", ["docs", "readme"])
 def test_measured_tables_are_the_generated_ones(registry, where):
     from benchmarks.experiments import measured

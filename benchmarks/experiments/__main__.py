@@ -28,6 +28,7 @@ Experiments marked "timed" measure speed: run them on an otherwise idle machine.
 import argparse
 import sys
 import time
+from pathlib import Path
 
 
 def _recorded_times(folder):
@@ -153,6 +154,9 @@ def main(argv=None):
 
             failed.append((name, f"{type(exc).__name__}: {exc}"))
             tqdm.write(f"{name}: FAILED\n{traceback.format_exc()}")
+            parts = Path(args.out) / f"{fw.result_folder(name)}.parts.jsonl"
+            if parts.exists():
+                tqdm.write(f"{name}: what its finished parts measured is in {parts}")
             continue
         verdicts.append(result)
         tqdm.write(f"{name}: {shown_status(result)} ({result['seconds']:.0f} s): {result['ours']}")

@@ -130,7 +130,7 @@ class Verdict:
 class Run:
     """One run of one experiment: its settings, its outputs, its verdict."""
 
-    def __init__(self, spec, quick, folder):
+    def __init__(self, spec, quick, folder, parts=None):
         self.spec = spec
         self.quick = quick
         self.settings = spec.settings(quick)
@@ -141,6 +141,10 @@ class Run:
         self._verdict = None
         self._csv = None
         self._png = None
+        # what each finished part measured, outside the scratch folder, so that a run that stops
+        # (killed, out of time, crashed) leaves those figures; removed once the run finishes
+        self.parts = Path(parts) if parts is not None else self.folder / "parts.jsonl"
+        self._started = time.perf_counter()
 
     # -- helpers the experiments call -------------------------------------------------
     def progress(self, iterable, desc=None, total=None):
@@ -166,6 +170,13 @@ class Run:
             writer.writeheader()
             writer.writerows(rows)
         return self._csv
+
+    def record_part(self, part, values):
+        """Append what one finished part measured (a dict of plain values) to the run's parts
+        file at once, so that a run stopped before its verdict still leaves it on disk."""
+        line = {"part": part, "seconds_into_run": round(time.perf_counter() - self._started, 1), **values}
+        with open(self.parts, "a") as f:
+            f.write(json.dumps(line, default=float) + "\n")
 
     def save_figure(self, fig):
         """Save a matplotlib figure as the experiment's PNG (and close it)."""
@@ -233,8 +244,10 @@ def execute(spec, quick, output=DEFAULT_OUTPUT):
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=output))
+    parts = output / f"{result_folder(spec.name)}.parts.jsonl"
+    parts.unlink(missing_ok=True)
     try:
-        run = Run(spec, quick, scratch)
+        run = Run(spec, quick, scratch, parts)
         started = time.perf_counter()
         spec.function(run)
         seconds = time.perf_counter() - started
@@ -243,6 +256,7 @@ def execute(spec, quick, output=DEFAULT_OUTPUT):
         if final.exists():
             shutil.rmtree(final)
         scratch.rename(final)
+        parts.unlink(missing_ok=True)
     finally:
         if scratch.exists():
             shutil.rmtree(scratch)

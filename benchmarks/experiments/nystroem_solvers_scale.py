@@ -20,6 +20,8 @@ _PAPERS = ("Rudi, Carratino & Rosasco, NIPS 2017 (FALKON); Meanti, Carratino, Ro
            "NeurIPS 2020 (logistic Falkon, billions of points)")
 #: the workers' peak resident set the out-of-core fit must stay under
 _WORKER_BAR_GIB = 4.0
+#: the whole run's bar on a 2-core machine
+_RUN_BAR_SECONDS = 30 * 60
 
 
 class _MemoryTrace:
@@ -94,6 +96,7 @@ def _dask_fit(s, gamma, X_test, y_test):
         cluster.close()
     names = {worker: f"worker {i}" for i, worker in enumerate(sorted(peaks))}
     return {"wall": wall, "iterations": model.n_iter_, "residuals": np.asarray(model.residuals_),
+            "converged": bool(model.residuals_[-1] <= model.tol),
             "rmse": float(np.sqrt(np.mean((model.predict(X_test) - y_test) ** 2))),
             "peaks": {names[w]: peak / 2**30 for w, peak in peaks.items()},
             "trace": [(t, names.get(w, w), value / 2**30) for t, w, value in trace.samples]}
@@ -105,9 +108,9 @@ def _dask_fit(s, gamma, X_test, y_test):
     source="Meanti et al. 2020, section 5 (out-of-core Falkon on 10^9 points); Rudi et al. 2017, O(m^2) memory",
     claim="NystroemKernelRidge fits 10^6 in-memory rows (d = 16, m = 16384) to its tolerance on 2 cores, and "
           "10^7 rows generated lazily by Dask (m = 4096) on 2 single-threaded LocalCluster workers with every "
-          "worker's peak resident set under 4 GiB.",
-    paper_value="10^9 points in hours on one multi-GPU node (Meanti et al.); the bars here: the in-memory fit "
-                "converges (residual ≤ tol), the Dask workers' peaks < 4 GiB",
+          "worker's peak resident set under 4 GiB, both to their tolerance, the whole run in at most 30 minutes.",
+    paper_value="10^9 points in hours on one multi-GPU node (Meanti et al.); the bars here: both fits "
+                "converge (residual ≤ tol), the Dask workers' peaks < 4 GiB, the run ≤ 30 min",
     quick={"rows": 20_000, "m": 256, "dask_rows": 40_000, "dask_m": 128, "dask_chunk_rows": 10_000, "d": 16,
            "workers": 2, "test_rows": 2000, "lam": 1e-6, "noise": 0.1, "memory_period": 0.5, "seed": 0,
            "dtype": "float32"},
@@ -121,6 +124,7 @@ def _dask_fit(s, gamma, X_test, y_test):
 )
 def falkon_scale(run):
     import gc
+    import time
 
     import numpy as np
 
@@ -129,6 +133,7 @@ def falkon_scale(run):
     from kernelmaps import resolve_gamma
 
     s = run.settings
+    started = time.perf_counter()
     info = machine_info()
     target, cores_here = info["numba_target"], int(info["cores"])
     X, y = smooth_regression(s["rows"], s["d"], noise=s["noise"], seed=s["seed"])
@@ -138,12 +143,14 @@ def falkon_scale(run):
     # float32 rows: float32 kernel blocks, summed in float64 (half the time and memory of float64)
     X, X_test = X.astype(s["dtype"]), X_test.astype(s["dtype"])
     local = _in_memory_fit(s, X, y, X_test, y_test, gamma)
+    run.record_part("in memory", {key: local[key] for key in ("wall", "iterations", "converged", "rmse")})
     del X, y
     gc.collect()
     remote = _dask_fit(s, gamma, X_test, y_test)
+    run.record_part("dask", {key: value for key, value in remote.items() if key not in ("residuals", "trace")})
     run.write_csv(_scale_rows(s, local, remote, gamma, target, cores_here))
     _draw_scale(run, local, remote, target)
-    _judge_scale(run, local, remote, target)
+    _judge_scale(run, local, remote, target, time.perf_counter() - started)
 
 
 def _in_memory_fit(s, X, y, X_test, y_test, gamma):
@@ -222,8 +229,9 @@ def _draw_scale(run, local, remote, target):
     run.save_figure(fig)
 
 
-def _judge_scale(run, local, remote, target):
-    """The verdict: the in-memory fit converges and every Dask worker stays under the bar."""
+def _judge_scale(run, local, remote, target, seconds):
+    """The verdict: both fits converge, every Dask worker stays under the memory bar, and the
+    whole run (data, both fits, predictions) takes at most the time bar."""
     s = run.settings
     failed = "error" in remote
     local_text = (f"in memory: n = {s['rows']:,}, m = {s['m']}: {local['wall']:.0f} s, {local['iterations']} CG "
@@ -238,14 +246,16 @@ def _judge_scale(run, local, remote, target):
         note = [f"the Dask fit did not run, so the claim's out-of-core part fails here: {remote['error']}"]
     else:
         worst = max(remote["peaks"].values())
-        dask_ok = worst < _WORKER_BAR_GIB
+        dask_ok = worst < _WORKER_BAR_GIB and remote["converged"]
         remote_text = (f"Dask: n = {s['dask_rows']:,}, m = {s['dask_m']}: {remote['wall']:.0f} s, "
                        f"{remote['iterations']} CG iterations (residual {remote['residuals'][-1]:.1e}), test RMSE "
                        f"{remote['rmse']:.4f}, peak resident {worst:.2f} GiB per worker")
         more_measured, note = _billion_row_projection(s, remote, worst)
         measured += more_measured
-        if not dask_ok:
+        if worst >= _WORKER_BAR_GIB:
             note.append(f"largest worker peak {worst:.2f} GiB, over the 4 GiB bar")
+        if not remote["converged"]:
+            note.append(f"the Dask fit stopped at max_iter with residual {remote['residuals'][-1]:.1e}")
     if not local["converged"]:
         note.append(f"the in-memory fit stopped at max_iter with residual {local['residuals'][-1]:.1e}")
     if not failed:
@@ -255,7 +265,11 @@ def _judge_scale(run, local, remote, target):
     note.append(f"{s['dtype']} rows on both paths; γ = 'scale' resolved on the in-memory rows, λ = α/n = {s['lam']:g} "
                 "for both; y = Σ sin of 3 "
                 f"random projections + {s['noise']:g} noise, {s['test_rows']:,} held-out test rows")
-    met = [local["converged"], dask_ok]
+    in_time = seconds <= _RUN_BAR_SECONDS
+    measured.append(("the whole run: data, both fits, predictions (bar 30 min)", f"{seconds / 60:.1f} min"))
+    if not in_time:
+        note.append(f"the run took {seconds / 60:.1f} min, over the 30-minute bar")
+    met = [local["converged"], dask_ok, in_time]
     # without a Dask fit the out-of-core claim, the point of the experiment, is not met: no partial credit
     status = "holds" if all(met) else ("partly holds" if any(met) and not failed else "does not hold")
     run.verdict(status,
