@@ -6,7 +6,8 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from ._core.targets import OneVsRestFitMixin, RegressionFitMixin
 from ._kernels.matern import NU_DOC
 from ._machines.nystroem import KERNEL_CACHE_DOC
-from ._machines.nystroem_cv import TARGET_INPUT, InMemoryFit, NystroemCVBase
+from ._machines.nystroem_cv import (GAMMAS_DOC, SEARCH_DOC, TARGET_INPUT, InMemoryFit, NystroemCVBase,
+                                    RefittedClassifier)
 from .nystroem_kernel_ridge import NystroemKernelRidge, NystroemKernelRidgeClassifier
 
 __all__ = ["NystroemKernelRidgeCV", "NystroemKernelRidgeClassifierCV"]
@@ -58,13 +59,7 @@ _SHARED_DOC = """
         Positive finite penalties, :class:`NystroemKernelRidge`'s ``alpha``
         (on the scale of the summed squared errors). Each further penalty costs
         ``O(m^2)`` per bandwidth and fold.
-    gammas : array-like of shape (n_gammas,) or 'auto', default='auto'
-        Positive finite bandwidths. ``'auto'``: the ``gamma='scale'`` heuristic
-        (``1 / (n_features X.var())``) times 1/16, 1/4, 1, 4 and 16.
-    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'matern', 'polynomial', 'exponential'}
-    degree : int, default=2
-    coef0 : float, default=1.0
-""" + NU_DOC + """    landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
+""" + GAMMAS_DOC + """""" + NU_DOC + """    landmarks : {'uniform', 'kmeans', 'leverage'} or array of shape (m, n_features)
         How the centres are chosen, as in :class:`kernelmaps.Nystroem`; the
         ``'leverage'`` rule scores the rows with the kernel at the ``'scale'``
         heuristic's bandwidth.
@@ -93,22 +88,7 @@ _SHARED_DOC = """
         and only the search's attributes are set.
 """ + KERNEL_CACHE_DOC + """    verbose : bool, default=False
         One tqdm progress bar over the whole search (passes, eigendecompositions, refit).
-    random_state : int, RandomState or None
-        Seeds the centres and the held-out split of ``validation_fraction``.
-
-    Attributes
-    ----------
-    alpha_, gamma_ : float
-        The best point of the grid (the first of equal mean scores).
-    best_score_ : float
-        Its mean cross-validated score.
-    best_index_ : int
-        Its index in ``cv_results_``.
-    cv_results_ : dict of ndarray
-        Read by ``pandas.DataFrame`` as ``GridSearchCV``'s: ``params``,
-        ``param_alpha``, ``param_gamma``, ``split{k}_test_score``,
-        ``mean_test_score``, ``std_test_score``, ``rank_test_score``.
-    best_estimator_ : estimator
+""" + SEARCH_DOC + """    best_estimator_ : estimator
         The plain machine refitted at the best point (with ``refit=True``).
     gammas_ : ndarray of shape (n_gammas,)
         The bandwidths searched (``'auto'`` resolved).
@@ -176,7 +156,8 @@ class NystroemKernelRidgeCV(RegressorMixin, InMemoryFit, RegressionFitMixin, Nys
         return tags
 
 
-class NystroemKernelRidgeClassifierCV(ClassifierMixin, InMemoryFit, OneVsRestFitMixin, NystroemCVBase):
+class NystroemKernelRidgeClassifierCV(ClassifierMixin, RefittedClassifier, InMemoryFit, OneVsRestFitMixin,
+                                      NystroemCVBase):
     __doc__ = """Nyström kernel ridge classification with ``gamma`` and ``alpha`` chosen by cross-validation.
 
     :class:`NystroemKernelRidgeClassifier` (one-vs-rest regression onto +1 / -1,
@@ -201,19 +182,3 @@ class NystroemKernelRidgeClassifierCV(ClassifierMixin, InMemoryFit, OneVsRestFit
     name = "nystroem_kernel_ridge_classifier_cv"
     plain_machine = NystroemKernelRidgeClassifier
     _target_input = TARGET_INPUT
-
-    def decision_function(self, X):
-        """The refitted model's one-vs-rest scores; shape (n_samples,) for two classes."""
-        model, X = self._fitted_model(X)
-        return model.decision_function(X)
-
-    def predict(self, X):
-        """The refitted model's classes."""
-        model, X = self._fitted_model(X)
-        return model.predict(X)
-
-    def _truth(self, labels):
-        return self.classes_[labels]
-
-    def _scored_classes(self):
-        return self.classes_

@@ -148,6 +148,43 @@ class _Decisions(ClassifierMixin, BaseEstimator):
         return classes_from_scores(self.classes, X)
 
 
+class LogisticOutputs(_Decisions):
+    """A fitted logistic classifier whose logits of ``X`` are ``X``: its probabilities are
+    :class:`kernelmaps.NystroemLogisticRegression`'s of those logits."""
+
+    def predict_proba(self, X):
+        positive = 1.0 / (1.0 + np.exp(-np.clip(X, -700, 700)))
+        if positive.ndim == 1:
+            return np.column_stack([1.0 - positive, positive])
+        return positive / positive.sum(axis=1, keepdims=True)
+
+
+def check_logistic_scoring(scoring):
+    """The :class:`Scoring` of a logistic classifier's ``scoring``: None is accuracy; a
+    scikit-learn scorer name or a callable ``scorer(estimator, X, y)`` of ``predict``,
+    ``decision_function`` or ``predict_proba`` (``'neg_log_loss'``, ``'roc_auc'``, ...)."""
+    if scoring is None:
+        scoring = "accuracy"
+    if isinstance(scoring, str):
+        if scoring == "evidence":
+            raise ValueError("scoring='evidence' is the marginal likelihood of a regressor's Gaussian model; a "
+                             "logistic classifier has none: choose a scorer of its predictions or probabilities")
+        return Scoring("scorer", scoring, get_scorer(scoring))
+    if not callable(scoring):
+        raise ValueError(f"scoring must be None, a scikit-learn scorer name or a callable "
+                         f"scorer(estimator, X, y), got {scoring!r}")
+    return Scoring("scorer", getattr(scoring, "__name__", type(scoring).__name__), scoring)
+
+
+def logistic_score(scoring, logits, truth, classes):
+    """``scoring.scorer`` of one fold's logits (shape ``(n_rows, n_outputs)``) against its labels."""
+    values = logits[:, 0] if logits.shape[1] == 1 else logits
+    score = scoring.scorer(LogisticOutputs(classes), values, truth)
+    if not isinstance(score, numbers.Real):
+        raise ValueError(f"scoring returned {score!r}, not a number")
+    return float(score)
+
+
 def scorer_scores(scoring, outputs, truth, weights, classes=None):
     """``scoring.scorer`` of every penalty's outputs (predictions, or a classifier's decision values).
 

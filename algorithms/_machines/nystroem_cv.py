@@ -29,6 +29,31 @@ from .nystroem_grid import GridBlocks, chunk_rows, each_fold, fold_moments, fold
 AUTO_GAMMA_FACTORS = (1 / 16, 1 / 4, 1.0, 4.0, 16.0)
 #: Folds of ``cv=None`` without ``validation_fraction``, as scikit-learn's default.
 DEFAULT_FOLDS = 5
+#: The docstring of the searches' bandwidths and kernel parameters.
+GAMMAS_DOC = """    gammas : array-like of shape (n_gammas,) or 'auto', default='auto'
+        Positive finite bandwidths. ``'auto'``: the ``gamma='scale'`` heuristic
+        (``1 / (n_features X.var())``) times 1/16, 1/4, 1, 4 and 16.
+    kernel : {'gaussian', 'rbf', 'laplacian', 'cauchy', 'matern', 'polynomial', 'exponential'}
+    degree : int, default=2
+    coef0 : float, default=1.0
+"""
+#: The docstring of the searches' ``random_state`` and their attributes of the search.
+SEARCH_DOC = """    random_state : int, RandomState or None
+        Seeds the centres and the held-out split of ``validation_fraction``.
+
+    Attributes
+    ----------
+    alpha_, gamma_ : float
+        The best point of the grid (the first of equal mean scores).
+    best_score_ : float
+        Its mean cross-validated score.
+    best_index_ : int
+        Its index in ``cv_results_``.
+    cv_results_ : dict of ndarray
+        Read by ``pandas.DataFrame`` as ``GridSearchCV``'s: ``params``,
+        ``param_alpha``, ``param_gamma``, ``split{k}_test_score``,
+        ``mean_test_score``, ``std_test_score``, ``rank_test_score``.
+"""
 #: The input checks of the target mixins' ``fit``: cross-validation needs two rows
 #: (scikit-learn's error then names "1 sample").
 TARGET_INPUT = {"ensure_min_samples": 2}
@@ -63,6 +88,26 @@ class InMemoryFit:
                             "(X.compute()) when they fit, or search on a sample in memory and fit "
                             "NystroemKernelRidge on the Dask rows at the chosen alpha_ and gamma_")
         return super().fit(X, y)
+
+
+class RefittedClassifier:
+    """A cross-validated classifier's outputs: its refitted plain machine's; its labels scored as classes."""
+
+    def decision_function(self, X):
+        """The refitted model's one-vs-rest scores; shape (n_samples,) for two classes."""
+        model, X = self._fitted_model(X)
+        return model.decision_function(X)
+
+    def predict(self, X):
+        """The refitted model's classes."""
+        model, X = self._fitted_model(X)
+        return model.predict(X)
+
+    def _truth(self, labels):
+        return self.classes_[labels]
+
+    def _scored_classes(self):
+        return self.classes_
 
 
 class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
@@ -112,7 +157,7 @@ class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
         check_bool(self.refit, "refit")
         check_bool(self.verbose, "verbose")
         check_kernel_cache(self.kernel_cache)
-        scoring = check_scoring(self.scoring, classifier, weighted=False)
+        scoring = self._check_scoring(classifier)
         if scoring.kind == "evidence" and (self.cv is not None or self.validation_fraction is not None):
             raise ValueError("scoring='evidence' scores every point by the marginal likelihood of all rows, with no "
                              "held-out rows: leave cv=None and validation_fraction=None")
@@ -122,6 +167,9 @@ class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
                 raise ValueError(f"give cv or validation_fraction, not both: cv={self.cv!r} asks for "
                                  f"folds, validation_fraction={self.validation_fraction!r} for one held-out split")
         return alphas, gammas, scoring
+
+    def _check_scoring(self, classifier):
+        return check_scoring(self.scoring, classifier, weighted=False)
 
     def _folds(self, X, y, labels):
         """``(membership, partition)``: whether each row is in each test fold, and whether they partition the rows."""

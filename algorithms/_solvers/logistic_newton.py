@@ -61,10 +61,14 @@ class LogisticNewtonResult(NamedTuple):
     converged: bool
 
 
-def ridge_path(lam):
-    """The ridges of the path: ``PATH_START / PATH_FACTOR^j`` above ``lam``, then ``lam``."""
+def ridge_path(lam, above=None):
+    """The ridges of the path: ``PATH_START / PATH_FACTOR^j`` above ``lam``, then ``lam``.
+
+    From a previous target ``above`` (a larger ridge already solved), the path
+    continues from ``above / PATH_FACTOR`` instead of ``PATH_START``.
+    """
     path = []
-    value = PATH_START
+    value = PATH_START if above is None else above / PATH_FACTOR
     while value > lam * PATH_FACTOR:
         path.append(value)
         value /= PATH_FACTOR
@@ -92,17 +96,22 @@ class _Point(NamedTuple):
     weighted_sum: np.ndarray       # u = K^T W 1
 
 
-def pass_rows(Y, b, n, F):
+def pass_rows(Y, b, n, F, weights=None):
     """The per-row terms of one pass at logits ``F + b`` of ±1 targets ``Y`` (rows of a block).
 
     Returns ``(U, W, sums)``: ``U = [l' / n, W]`` to multiply by ``K^T``, the weights
     ``W = l''`` and the ``(3, k)`` sums of the loss, ``l'`` and ``W`` over the rows.
+    ``weights`` (the block's shape) scale each row's loss in each column: a zero
+    leaves the row out of that column's problem.
     """
     margin = Y * (F + b)
     s = _sigmoid(-margin)                 # sigmoid(-y f) = -l' / y
     W = s * (1.0 - s)
     derivative = -Y * s
-    sums = np.stack([_log1p_exp(-margin).sum(axis=0), derivative.sum(axis=0), W.sum(axis=0)])
+    loss = _log1p_exp(-margin)
+    if weights is not None:
+        W, derivative, loss = W * weights, derivative * weights, loss * weights
+    sums = np.stack([loss.sum(axis=0), derivative.sum(axis=0), W.sum(axis=0)])
     return np.hstack([derivative / n, W]), W, sums
 
 
@@ -127,20 +136,30 @@ class LogisticPasses:
     run; ``shape`` is ``(n, m, k)`` and ``K`` the operator. A Dask fit has the same
     interface over row chunks
     (:class:`kernelmaps._machines.dask_logistic.DaskLogisticPasses`).
+
+    ``row_weights(lo, hi)``, if given, returns the ``(hi - lo, k)`` weights of
+    rows ``lo:hi`` in each column's loss (cross-validation's columns leave their
+    test fold out with zeros). ``keep_logits`` keeps ``logits``, the ``(n, k)``
+    values ``K a + b`` of the last run.
     """
 
-    def __init__(self, K, Y):
+    def __init__(self, K, Y, row_weights=None, keep_logits=False):
         self.K = K
         self.Y = np.asarray(Y, dtype=np.float64).reshape(K.shape[0], -1)
         self.shape = (K.shape[0], K.shape[1], self.Y.shape[1])
         self.weights = np.empty(self.Y.shape)
+        self.row_weights = row_weights
+        self.logits = np.empty(self.Y.shape) if keep_logits else None
 
     def run(self, a, b):
         n = self.K.shape[0]
         sums = {}
 
         def rows_map(lo, hi, F):
-            U, self.weights[lo:hi], sums[lo] = pass_rows(self.Y[lo:hi], b, n, F)
+            weights = None if self.row_weights is None else self.row_weights(lo, hi)
+            if self.logits is not None:
+                self.logits[lo:hi] = F + b
+            U, self.weights[lo:hi], sums[lo] = pass_rows(self.Y[lo:hi], b, n, F, weights)
             return U
 
         both = self.K.sweep(a, rows_map, 2 * b.shape[0])
@@ -154,7 +173,7 @@ class LogisticPasses:
 
 
 def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_are_rows=False, max_iter=20,
-                             tol=1e-4, cg_max_iter=20, callback=None):
+                             tol=1e-4, cg_max_iter=20, callback=None, on_target=None):
     """Minimize the Nyström logistic objective of every ±1 target column.
 
     Parameters
@@ -163,8 +182,10 @@ def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_a
         The passes over the rows ``K = K(X, C)`` and their ±1 targets ``Y``
         (``shape`` is ``(n, m, k)``; ``K`` the operator).
     K_mm : ndarray of shape (m, m)
-    lam : float
-        The target ridge (> 0).
+    lam : float or sequence of float
+        The target ridge (> 0), or decreasing targets: each is solved in turn,
+        the path to the next starting from the last solution (warm starts, as
+        Meanti et al.'s path), and ``on_target`` sees each solution.
     fit_intercept : bool, default=True
         Add an unpenalized intercept ``b`` per column (``f = K a + b``). Newton's
         system then has one more row; eliminating ``b`` leaves
@@ -175,7 +196,7 @@ def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_a
         True when the centres are training rows: their weights, from the logits
         ``K_mm a + b``, build the preconditioner; otherwise the mean weight does.
     max_iter : int, default=20
-        Newton steps, the path's included.
+        Newton steps per target, the path's included.
     tol : float, default=1e-4
         Stop, at the target ridge, when every column's gradient norm (with the
         intercept's) is at most ``tol`` times its norm at zero, or after a step
@@ -191,10 +212,16 @@ def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_a
         Newton decrement, which the stopping rule reads, too rough to trust.
     callback : callable or None
         ``callback(n_iter, gradient_norm, a, b)`` after each step; a true value stops.
+    on_target : callable or None
+        ``on_target(index, a, b, converged)`` when the target ``lam[index]`` is
+        solved (or its steps ran out), before the path moves on; the passes'
+        last run is at ``(a, b)``.
 
     Returns
     -------
     LogisticNewtonResult
+        At the last target reached; ``n_iter``, ``cg_iterations`` and the
+        per-step lists cover every target's steps.
 
     References
     ----------
@@ -204,44 +231,67 @@ def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_a
     ill-conditioned generalized self-concordant losses. NeurIPS 2019.
     """
     n, m, k = passes.shape
+    targets = [float(value) for value in np.atleast_1d(lam)]
     K_mm = np.asarray(K_mm, dtype=np.float64)
     T, _ = cholesky_with_jitter(K_mm, block_epsilon(passes.K))
     point = passes.run(np.zeros((m, k)), np.zeros(k))
     reference = _gradient_norms(point.data_gradient, point.intercept_gradient, fit_intercept)
     reference[reference == 0] = 1.0
-    path = ridge_path(lam)
-    cg_iterations, gradient_norms, objectives, penalties = [], [], [], []
-    converged = settled = False
-    step = 0
-    while True:
-        penalty, gradient, relative, objective = _assess(point, K_mm, path[min(step, len(path) - 1)], lam,
-                                                         reference, fit_intercept, tol)
-        gradient_norms.append(relative)
-        objectives.append(float(np.sum(objective)))
-        if penalty == lam and (relative <= tol or settled):
-            converged = True
+    walk = _Walk(passes, K_mm, T, reference, fit_intercept, centres_are_rows, tol, cg_max_iter, callback)
+    above, converged = None, False
+    for index, target in enumerate(targets):
+        point, converged, stopped = walk.to(point, ridge_path(target, above), target, max_iter)
+        if on_target is not None:
+            on_target(index, point.a, point.b, converged)
+        if stopped:
             break
-        if step >= max_iter:
-            break
-        direction, intercept_direction, iterations = _newton_direction(
-            passes, K_mm, T, point, gradient, penalty, fit_intercept, centres_are_rows, cg_max_iter,
-            min(0.1, relative))
-        # half the Newton decrement g^T H^{-1} g, the decrease the quadratic model
-        # predicts for the full step, per column: at most a fraction tol of the
-        # objective left to gain ends the fit after this step, whose successors move
-        # the coefficients along directions the data barely constrain (at lam = 1e-6
-        # on 2·10^4 rows, thirteen more steps of 20 CG passes each change the
-        # objective by 4e-6 of itself and the test log-loss in its fifth digit)
-        predicted = 0.5 * (np.einsum("ij,ij->j", gradient, direction) + point.intercept_gradient * intercept_direction)
-        settled = penalty == lam and bool(np.all(predicted <= tol * np.abs(objective)))
-        point = _damped_update(passes, K_mm, point, objective, direction, intercept_direction, penalty)
-        cg_iterations.append(iterations)
-        penalties.append(penalty)
-        step += 1
-        if callback is not None and callback(step, relative, point.a, point.b) and not settled:
-            break
-    return LogisticNewtonResult(point.a, point.b, step, cg_iterations, np.asarray(gradient_norms),
-                                np.asarray(objectives), penalties, converged)
+        above = target
+    return LogisticNewtonResult(point.a, point.b, walk.steps, walk.cg_iterations, np.asarray(walk.gradient_norms),
+                                np.asarray(walk.objectives), walk.penalties, converged)
+
+
+class _Walk:
+    """Newton steps along ridge paths, with the record of every step taken."""
+
+    def __init__(self, passes, K_mm, T, reference, fit_intercept, centres_are_rows, tol, cg_max_iter, callback):
+        self.passes, self.K_mm, self.T, self.reference = passes, K_mm, T, reference
+        self.fit_intercept, self.centres_are_rows, self.tol = fit_intercept, centres_are_rows, tol
+        self.cg_max_iter, self.callback = cg_max_iter, callback
+        self.steps, self.cg_iterations, self.gradient_norms, self.objectives, self.penalties = 0, [], [], [], []
+
+    def to(self, point, path, lam, max_iter):
+        """Steps from ``point`` along ``path`` to its last ridge ``lam``: ``(point, converged, stopped)``,
+        ``stopped`` when the callback asked to stop."""
+        settled = False
+        step = 0
+        while True:
+            penalty, gradient, relative, objective = _assess(point, self.K_mm, path[min(step, len(path) - 1)], lam,
+                                                             self.reference, self.fit_intercept, self.tol)
+            self.gradient_norms.append(relative)
+            self.objectives.append(float(np.sum(objective)))
+            if penalty == lam and (relative <= self.tol or settled):
+                return point, True, False
+            if step >= max_iter:
+                return point, False, False
+            direction, intercept_direction, iterations = _newton_direction(
+                self.passes, self.K_mm, self.T, point, gradient, penalty, self.fit_intercept, self.centres_are_rows,
+                self.cg_max_iter, min(0.1, relative))
+            # half the Newton decrement g^T H^{-1} g, the decrease the quadratic model
+            # predicts for the full step, per column: at most a fraction tol of the
+            # objective left to gain ends the fit after this step, whose successors move
+            # the coefficients along directions the data barely constrain (at lam = 1e-6
+            # on 2·10^4 rows, thirteen more steps of 20 CG passes each change the
+            # objective by 4e-6 of itself and the test log-loss in its fifth digit)
+            predicted = 0.5 * (np.einsum("ij,ij->j", gradient, direction)
+                               + point.intercept_gradient * intercept_direction)
+            settled = penalty == lam and bool(np.all(predicted <= self.tol * np.abs(objective)))
+            point = _damped_update(self.passes, self.K_mm, point, objective, direction, intercept_direction, penalty)
+            self.cg_iterations.append(iterations)
+            self.penalties.append(penalty)
+            step += 1
+            self.steps += 1
+            if self.callback is not None and self.callback(self.steps, relative, point.a, point.b) and not settled:
+                return point, False, True
 
 
 def _gradient_norms(gradient, intercept_gradient, fit_intercept):
