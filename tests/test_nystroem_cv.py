@@ -9,7 +9,7 @@ from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 
 import kernelmaps._core.validation as validation
 from kernelmaps import (NystroemKernelRidge, NystroemKernelRidgeClassifier, NystroemKernelRidgeClassifierCV,
-                        NystroemKernelRidgeCV, exact_kernel, resolve_gamma)
+                        NystroemKernelRidgeCV, NystroemLogisticRegressionCV, exact_kernel, resolve_gamma)
 from kernelmaps._core.validation import InsufficientMemoryError
 from kernelmaps._kernels.blocks import BandwidthBlocks
 
@@ -214,7 +214,7 @@ def test_a_factorization_per_alpha_and_one_eigendecomposition_give_the_same_scor
     np.testing.assert_allclose(scores[0], scores[100], rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("cls", [NystroemKernelRidgeCV, NystroemKernelRidgeClassifierCV])
+@pytest.mark.parametrize("cls", [NystroemKernelRidgeCV, NystroemKernelRidgeClassifierCV, NystroemLogisticRegressionCV])
 def test_verbose_shows_one_bar_that_reaches_its_total(problem, monkeypatch, cls):
     import tqdm.auto
 
@@ -229,7 +229,7 @@ def test_verbose_shows_one_bar_that_reaches_its_total(problem, monkeypatch, cls)
 
     monkeypatch.setattr(tqdm.auto, "tqdm", Recording)
     model = cls(len(centres), alphas=ALPHAS, gammas=GAMMAS, landmarks=centres, cv=3, verbose=True)
-    model.fit(X, labels if cls is NystroemKernelRidgeClassifierCV else y)
+    model.fit(X, y if cls is NystroemKernelRidgeCV else labels)
     shown = [bar for bar in bars if bar.shown]  # the refit's own bar stays hidden
     assert len(shown) == 1 and "search" in shown[0].desc
     assert shown[0].n == shown[0].total > 3 * len(GAMMAS)
