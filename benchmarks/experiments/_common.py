@@ -83,3 +83,12 @@ def scaling_verdict(run, what, ours, peer, peer_floor, peer_why=""):
                          f"({peer_seconds[0]:.2f} s → {peer_seconds[-1]:.2f} s)")],
         note="; ".join(shortfalls),
     )
+
+
+def timed(work):
+    """``(work(), seconds)``: one call and its wall time."""
+    import time
+
+    start = time.perf_counter()
+    result = work()
+    return result, time.perf_counter() - start
