@@ -9,7 +9,7 @@ from ._core.targets import OneVsRestFitMixin
 from ._core.validation import check_bool, check_integer, is_dask_array
 from ._kernels.matern import NU_DOC
 from ._machines.nystroem import KERNEL_CACHE_DOC, DaskRoutedFit, NystroemMachineBase, dask_logistic_passes
-from ._solvers.logistic_newton import LogisticPasses, nystroem_logistic_newton
+from ._solvers.logistic_newton import LogisticPasses, logistic_probabilities, nystroem_logistic_newton
 
 __all__ = ["NystroemLogisticRegression"]
 
@@ -238,12 +238,7 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
         lazy = self._lazily(X, "predict_proba")
         if lazy is not None:
             return lazy
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            positive = 1.0 / (1.0 + np.exp(-np.clip(scores, -700, 700)))
-            return np.column_stack([1.0 - positive, positive])
-        probabilities = 1.0 / (1.0 + np.exp(-np.clip(scores, -700, 700)))
-        return probabilities / probabilities.sum(axis=1, keepdims=True)
+        return logistic_probabilities(self.decision_function(X))
 
     def predict_log_proba(self, X):
         """``log(predict_proba(X))``."""

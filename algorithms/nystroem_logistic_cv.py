@@ -160,10 +160,13 @@ class NystroemLogisticRegressionCV(ClassifierMixin, RefittedClassifier, InMemory
         self.tol = tol
         self.cg_max_iter = cg_max_iter
 
-    def _check_scoring(self, classifier):
+    def _check_params(self, n_features, classifier):
         check_integer(self.max_iter, "max_iter")
         check_integer(self.cg_max_iter, "cg_max_iter")
         check_positive(self.tol, "tol")
+        return super()._check_params(n_features, classifier)
+
+    def _check_scoring(self, classifier):
         return check_logistic_scoring(self.scoring)
 
     def _check_memory(self, m, X, n_gammas, n_splits, n_alphas, n_outputs, scoring):

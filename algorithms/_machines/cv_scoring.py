@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import get_scorer
 
 from .._core.base import classes_from_scores
+from .._solvers.logistic_newton import logistic_probabilities
 
 #: Scores that follow from weighted sums of squared errors: ``scoring`` names whose
 #: K-fold scores need no second pass over the rows.
@@ -153,10 +154,7 @@ class LogisticOutputs(_Decisions):
     :class:`kernelmaps.NystroemLogisticRegression`'s of those logits."""
 
     def predict_proba(self, X):
-        positive = 1.0 / (1.0 + np.exp(-np.clip(X, -700, 700)))
-        if positive.ndim == 1:
-            return np.column_stack([1.0 - positive, positive])
-        return positive / positive.sum(axis=1, keepdims=True)
+        return logistic_probabilities(X)
 
 
 def check_logistic_scoring(scoring):

@@ -86,6 +86,15 @@ def _sigmoid(t):
     return np.where(t >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
+def logistic_probabilities(scores):
+    """Class probabilities of one-vs-rest logits: ``sigmoid(f)`` beside ``1 - sigmoid(f)`` for one
+    column (two classes); otherwise each class's sigmoid, normalized to sum to 1."""
+    positive = 1.0 / (1.0 + np.exp(-np.clip(scores, -700, 700)))
+    if positive.ndim == 1:
+        return np.column_stack([1.0 - positive, positive])
+    return positive / positive.sum(axis=1, keepdims=True)
+
+
 class _Point(NamedTuple):
     a: np.ndarray
     b: np.ndarray
