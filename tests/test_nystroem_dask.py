@@ -6,6 +6,7 @@ Run on a real ``dask.distributed.LocalCluster`` of two worker processes bound to
 
 import warnings
 
+import dask
 import numpy as np
 import pytest
 
@@ -139,3 +140,54 @@ def test_logistic_predicts_lazily(client, data):
         warnings.simplefilter("error")
         proba = clf.predict_proba(da.from_array(X[3000:6000], chunks=1000))
     np.testing.assert_allclose(proba.compute(), clf.predict_proba(X[3000:6000]))
+
+
+def test_workers_keep_their_chunks_kernel_blocks(client, data):
+    """With keep_blocks, each chunk's operator is persisted on one worker and the first pass
+    fills its blocks: the exact kernel of its rows, read by every later pass."""
+    from kernelmaps import exact_kernel
+    from kernelmaps._machines.dask_nystroem import DaskKernelOperator
+
+    X = data[0][:4000]
+    centres = X[:50] + 0.1
+    params = dict(kernel="gaussian", gamma=0.2, degree=2, coef0=1.0, nu=1.5)
+    kept = DaskKernelOperator(da.from_array(X, chunks=1000), centres, params, keep_blocks=True)
+    fresh = DaskKernelOperator(da.from_array(X, chunks=1000), centres, params)
+    V = np.random.default_rng(0).standard_normal((50, 2))
+    first, second = kept.normal_matvec(V), kept.normal_matvec(V)
+    np.testing.assert_array_equal(first, fresh.normal_matvec(V))
+    np.testing.assert_array_equal(second, first)
+    held = {worker: {key for key in keys if str(key).startswith("_chunk_operator")}
+            for worker, keys in client.has_what().items()}
+    # each chunk's operator on one worker (never copied for a pass), the chunks on both workers
+    assert sorted(key for keys in held.values() for key in keys) == sorted(op.key for op in kept.operators)
+    assert all(held.values())
+    operators = dask.compute(*kept.operators)
+    assert all(operator._block_kept.all() for operator in operators)
+    np.testing.assert_allclose(np.vstack([operator.kept for operator in operators]),
+                               exact_kernel(X, centres, gamma=0.2), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("cls, dtype", [(NystroemKernelRidge, np.float32), (NystroemKernelRidge, np.float64),
+                                        (NystroemLogisticRegression, np.float32)])
+def test_kept_blocks_on_the_workers_give_the_same_coefficients(client, data, cls, dtype):
+    X, y, labels = data
+    rows = 12000 if cls is NystroemKernelRidge else 6000
+    target = (y if cls is NystroemKernelRidge else labels > 0)[:rows]
+    dX, dy = da.from_array(X[:rows].astype(dtype), chunks=2500), da.from_array(target, chunks=2500)
+    kept = cls(n_components=200, alpha=1.0, random_state=0).fit(dX, dy)
+    fresh = cls(n_components=200, alpha=1.0, random_state=0, kernel_cache=None).fit(dX, dy)
+    assert kept.kernel_cache_ == rows * 200 * np.dtype(dtype).itemsize and fresh.kernel_cache_ == 0
+    np.testing.assert_array_equal(kept.coef_, fresh.coef_)
+    if cls is NystroemKernelRidge:
+        too_small = cls(n_components=200, alpha=1.0, random_state=0, kernel_cache=1e6).fit(dX, dy)
+        assert too_small.kernel_cache_ == 0  # a budget per worker: 12000 x 200 entries do not fit in 1 MB
+
+
+def test_a_budget_larger_than_a_workers_room_is_refused(client, data):
+    from kernelmaps._machines.dask_support import worker_memory
+
+    X, y, _ = data
+    budget = 1.05 * min(worker_memory())
+    with pytest.raises(ValueError, match="bytes per Dask worker is more than"):
+        NystroemKernelRidge(n_components=50, kernel_cache=budget).fit(da.from_array(X, chunks=3000), y)

@@ -212,6 +212,10 @@ class ThreadScratch:
     def __init__(self):
         self._local = threading.local()
 
+    def __reduce__(self):
+        # a copy sent to another process (a Dask worker) starts with no scratch of its own
+        return (ThreadScratch, ())
+
     def get(self, key, shape, dtype, zeroed=False):
         """A C-contiguous ``shape`` array of ``dtype``: contents undefined, or with
         ``zeroed``, zero when first allocated and then as its user left it (a

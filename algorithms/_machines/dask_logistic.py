@@ -12,7 +12,7 @@ is one map-reduce over the chunks:
   weights are not stored between passes (they would be ``n x k`` on the client,
   or state on the workers): each task recomputes them from ``K a`` in the same
   product, ``K [a, V]``, at ``k`` more columns of a pass whose cost is the
-  kernel's evaluation.
+  kernel's evaluation (or, with the blocks kept on the workers, their read).
 
 Every partial sum is compensated, so the merges in any order give the in-memory
 fit's sums, and the coefficients equal the in-memory fit's on the same centres.
@@ -26,10 +26,10 @@ except ImportError as error:  # pragma: no cover - exercised by the no-dask test
     raise ImportError("fitting the Nyström logistic machine on Dask arrays needs the optional 'dask' extra: "
                       "pip install 'kernelmaps[dask]'") from error
 
-from .._solvers.kernel_operator import CompensatedSum, KernelOperator
+from .._solvers.kernel_operator import CompensatedSum
 from .._solvers.logistic_newton import pass_rows, point_from_sums, row_weights
 from ..dask import TREE_FAN_IN
-from .dask_support import check_chunk, graph_node, serial, tree_sum
+from .dask_support import graph_node, serial, tree_sum
 
 
 class _PassSums:
@@ -44,15 +44,15 @@ class _PassSums:
         return self
 
 
-def _chunk_operator(block, start, targets, centres, params):
-    check_chunk(block, start)  # the targets are the ±1 code of checked labels
-    return KernelOperator(block, centres, **params), np.asarray(targets, dtype=np.float64).reshape(block.shape[0], -1)
+def _chunk_targets(operator, targets):
+    # the targets are the ±1 code of checked labels
+    return np.asarray(targets, dtype=np.float64).reshape(operator.shape[0], -1)
 
 
-def _chunk_run(block, start, targets, a, b, n, centres, params):
+def _chunk_run(operator, targets, a, b, n):
     """One chunk's share of a point: the map step of :meth:`DaskLogisticPasses.run`."""
     with serial():
-        operator, Y = _chunk_operator(block, start, targets, centres, params)
+        Y = _chunk_targets(operator, targets)
         sums = CompensatedSum((3, b.shape[0]))
 
         def rows_map(lo, hi, F):
@@ -63,11 +63,11 @@ def _chunk_run(block, start, targets, a, b, n, centres, params):
         return _PassSums(operator.sweep_sum(a, rows_map, 2 * b.shape[0]), sums)
 
 
-def _chunk_hessian(block, start, targets, a, b, V, centres, params):
+def _chunk_hessian(operator, targets, a, b, V):
     """One chunk's ``K^T W K V``, its weights ``W`` from ``K a + b`` in the same product."""
     k = b.shape[0]
     with serial():
-        operator, Y = _chunk_operator(block, start, targets, centres, params)
+        Y = _chunk_targets(operator, targets)
 
         def rows_map(lo, hi, F):
             return row_weights(Y[lo:hi], F[:, :k] + b) * F[:, k:]
@@ -90,14 +90,12 @@ class DaskLogisticPasses:
         n, m = K.shape
         Y = Y.reshape(n, -1).rechunk({0: K.X.chunks[0], 1: -1})
         self.shape = (n, m, Y.shape[1])
-        self._blocks = K.X.to_delayed().ravel()
         self._targets = Y.to_delayed().ravel()
         self._point = None
 
     def _map_reduce(self, task, *args):
-        parts = [dask.delayed(task, pure=True)(block, int(start), target, *args, self.K.centres_node,
-                                               self.K.params)
-                 for block, start, target in zip(self._blocks, self.K.starts, self._targets)]
+        parts = [dask.delayed(task, pure=True)(operator, target, *args)
+                 for operator, target in zip(self.K.operators, self._targets)]
         return tree_sum(parts, TREE_FAN_IN).compute()
 
     def run(self, a, b):

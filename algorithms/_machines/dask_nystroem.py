@@ -11,6 +11,9 @@
   single-threaded, and a tree of merges adds the ``m x k`` partials as
   compensated sums, so that the result is the in-memory pass's whatever the
   chunking;
+* when ``kernel_cache`` allows (:func:`plan_kept_blocks`), each chunk's operator
+  is persisted on its worker with its kernel blocks, so that every pass after the
+  first reads them instead of evaluating the kernel;
 * the ``m x m`` work (the centres' Gram matrix, the preconditioner's Cholesky
   factors, the triangular solves) runs on the client, as in memory.
 
@@ -19,11 +22,14 @@ fitted estimator is an ordinary in-memory one; its ``predict`` on a Dask array i
 lazy (:func:`kernelmaps.dask.predict_lazily`).
 """
 
+import numbers
+
 import numpy as np
 
 try:
     import dask
     import dask.array as da
+    from dask.sizeof import sizeof
 except ImportError as error:  # pragma: no cover - exercised by the no-dask test in a subprocess
     raise ImportError("fitting the Nyström kernel machines on Dask arrays needs the optional 'dask' extra: "
                       "pip install 'kernelmaps[dask]'") from error
@@ -33,20 +39,36 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._core.base import one_vs_rest_code
-from .._core.validation import clear_fitted_state, is_dask_array
+from .._core.validation import MEMORY_FRACTION, clear_fitted_state, format_bytes, is_dask_array
 from .._numba.fastmath_arrays import all_finite
 from .._solvers.kernel_operator import KernelOperator
 from ..dask import FIT_SAMPLE_ROWS, TREE_FAN_IN, sample_rows
 from .dask_support import (align_rows, as_targets, check_chunk, check_rows, graph_node, known_rows, serial,
-                           tree_sum)
+                           tree_sum, worker_memory)
+from .nystroem import AUTO_CACHE_FRACTION, kernel_cache_budget
 
 
-def _chunk_pass(block, start, targets, V, centres, params):
-    """One chunk's ``K^T (K V + W)`` (the map step), after checking the chunk is finite."""
-    check_chunk(block, start, targets)
+@sizeof.register(KernelOperator)
+def _operator_bytes(operator):
+    # The scheduler weighs moving a task's inputs against running the task where they
+    # are: a chunk's operator is its rows and its kept blocks, which must not be copied
+    # to another worker for every pass.
+    return int(operator.X.nbytes + (0 if operator.kept is None else operator.kept.nbytes))
+
+
+def _chunk_operator(block, start, centres, params, keep_blocks):
+    """One chunk's :class:`KernelOperator`, after checking the chunk is finite (once per
+    pass, or once per fit when the operator, with its kept blocks, stays on its worker)."""
+    check_chunk(block, start)
+    return KernelOperator(block, centres, keep_blocks=keep_blocks, **params)
+
+
+def _chunk_pass(operator, start, targets, V):
+    """One chunk's ``K^T (K V + W)`` (the map step)."""
+    if targets is not None:
+        check_chunk(operator.X, start, targets)
     with serial():
-        operator = KernelOperator(block, centres, **params)
-        W = None if targets is None else np.asarray(targets, dtype=np.float64).reshape(block.shape[0], -1)
+        W = None if targets is None else np.asarray(targets, dtype=np.float64).reshape(operator.shape[0], -1)
         return operator.normal_matvec(V, W, compensated=True)
 
 
@@ -60,11 +82,22 @@ class DaskKernelOperator:
     centres : ndarray of shape (m, d)
     kernel_params : dict
         ``kernel``, ``gamma``, ``degree``, ``coef0``.
+    keep_blocks : bool, default=False
+        Keep each chunk's kernel blocks on the worker that holds the chunk: the
+        chunks' operators are persisted (``dask.persist``), the first pass fills
+        their blocks and every later pass reads them, as the in-memory operator's
+        ``keep_blocks`` does. Without it each task evaluates its chunk's blocks.
+
+    Attributes
+    ----------
+    operators : list of dask.delayed.Delayed
+        Each chunk's :class:`KernelOperator`, in row order (persisted with
+        ``keep_blocks``).
     """
 
     dtype = np.dtype(np.float64)
 
-    def __init__(self, X, centres, kernel_params):
+    def __init__(self, X, centres, kernel_params, keep_blocks=False):
         self.X = X
         self.shape = (X.shape[0], centres.shape[0])
         #: the dtype of each chunk's kernel blocks (see KernelOperator)
@@ -72,6 +105,11 @@ class DaskKernelOperator:
         self.centres_node = graph_node(np.ascontiguousarray(centres, dtype=np.float64), "kernelmaps-centres")
         self.params = dict(kernel_params)
         self.starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)
+        self.operators = [dask.delayed(_chunk_operator, pure=True)(block, int(start), self.centres_node,
+                                                                   self.params, keep_blocks)
+                          for block, start in zip(X.to_delayed().ravel(), self.starts)]
+        if keep_blocks:
+            self.operators = list(dask.persist(*self.operators))
 
     def normal_matvec(self, V, W=None):
         """``K^T (K V + W)`` (``V=None``: ``K^T W``) as one map-reduce over the chunks.
@@ -88,18 +126,43 @@ class DaskKernelOperator:
         """
         if V is None and W is None:
             raise ValueError("normal_matvec needs V, W or both")
-        blocks = self.X.to_delayed().ravel()
         if W is not None:
             W = W.reshape(self.shape[0], -1).rechunk({0: self.X.chunks[0], 1: -1})
             targets = W.to_delayed().ravel()
         else:
-            targets = [None] * len(blocks)
+            targets = [None] * len(self.operators)
         V_node = None if V is None else graph_node(np.ascontiguousarray(V, dtype=np.float64), "kernelmaps-v")
-        parts = [dask.delayed(_chunk_pass, pure=True)(block, int(start), target, V_node, self.centres_node,
-                                                       self.params)
-                 for block, start, target in zip(blocks, self.starts, targets)]
+        parts = [dask.delayed(_chunk_pass, pure=True)(operator, int(start), target, V_node)
+                 for operator, start, target in zip(self.operators, self.starts, targets)]
         # compensated sums: merged in any order, they give the in-memory pass's result
         return tree_sum(parts, TREE_FAN_IN).compute().result()
+
+
+def plan_kept_blocks(estimator, X, m):
+    """Whether the chunks' kernel blocks are kept on the workers; sets ``kernel_cache_``.
+
+    Kept when the blocks, spread evenly over the workers plus the largest chunk's
+    (the scheduler need not balance them), fit each worker's budget: ``'auto'`` takes
+    ``AUTO_CACHE_FRACTION * MEMORY_FRACTION`` of the worker's room
+    (:func:`~kernelmaps._machines.dask_support.worker_memory`), a number is a budget
+    per worker (refused when a worker has not that much room). Without a distributed
+    client the blocks stay in this process, under the in-memory budget.
+    """
+    sizes = [KernelOperator.kept_bytes(int(rows), m, X.dtype) for rows in X.chunks[0]]
+    room = worker_memory()
+    if room is None:
+        budget, share = kernel_cache_budget(estimator.kernel_cache), sum(sizes)
+    else:
+        if isinstance(estimator.kernel_cache, numbers.Real) and estimator.kernel_cache > min(room):
+            raise ValueError(
+                f"kernel_cache={float(estimator.kernel_cache):.4g} bytes per Dask worker is more than the "
+                f"{format_bytes(min(room))} a worker can still take; give a smaller budget, 'auto' or None")
+        budget = (AUTO_CACHE_FRACTION * MEMORY_FRACTION * min(room) if estimator.kernel_cache == "auto"
+                  else kernel_cache_budget(estimator.kernel_cache))
+        share = sum(sizes) / len(room) + max(sizes)
+    keep = estimator.kernel_cache is not None and share <= budget
+    estimator.kernel_cache_ = sum(sizes) if keep else 0
+    return keep
 
 
 def _classifier_targets(estimator, y):
@@ -171,7 +234,7 @@ def fit(estimator, X, y):
         if np.dtype(y.dtype).kind not in "biuf":
             raise ValueError(f"y must be numeric for {type(estimator).__name__}, got dtype {y.dtype}")
         targets = y.astype(np.float64)
-    operator = DaskKernelOperator(X, estimator.components_, estimator._kernel_params())
-    estimator.kernel_cache_ = 0  # each task evaluates its chunk's kernel blocks
+    keep = plan_kept_blocks(estimator, X, estimator.components_.shape[0])
+    operator = DaskKernelOperator(X, estimator.components_, estimator._kernel_params(), keep_blocks=keep)
     estimator.solve_on(operator, targets)
     return estimator

@@ -19,7 +19,7 @@ from dask.base import tokenize
 
 from .._core.parallel import blas_single_thread
 from .._numba.fastmath_arrays import all_finite
-from .._core.validation import NON_NUMERIC_KINDS, is_dask_array, user_stacklevel
+from .._core.validation import NON_NUMERIC_KINDS, available_memory_bytes, is_dask_array, user_stacklevel
 
 
 def check_chunk(block, start, targets=None):
@@ -45,6 +45,32 @@ def serial():
             yield
     finally:
         numba.set_num_threads(previous)
+
+
+def worker_memory():
+    """The memory each worker of the active ``dask.distributed`` cluster can still take, in
+    bytes, or ``None`` when the graphs run in this process (no distributed client).
+
+    A worker's room is its memory limit less the memory its process holds now; a worker
+    without a limit is given an equal share of this machine's available memory (the
+    workers of a ``LocalCluster`` share it).
+    """
+    client = getattr(dask.base.get_scheduler(), "__self__", None)
+    if client is None or not hasattr(client, "scheduler_info"):
+        return None
+    try:
+        workers = list(client.scheduler_info(n_workers=-1)["workers"].values())
+    except TypeError:  # a distributed release whose scheduler_info lists every worker
+        workers = list(client.scheduler_info()["workers"].values())
+    if not workers:
+        raise RuntimeError("the Dask cluster has no workers: start some before fitting")
+    shared = available_memory_bytes() / len(workers)
+    room = []
+    for info in workers:
+        limit = info.get("memory_limit") or 0
+        used = (info.get("metrics") or {}).get("memory", 0) or 0
+        room.append(max(0.0, float(limit - used)) if limit else shared)
+    return room
 
 
 def check_rows(X, name="X"):

@@ -49,7 +49,10 @@ KERNEL_CACHE_DOC = """    kernel_cache : 'auto', None or float, default='auto'
         :mod:`kernelmaps._machines.nystroem` times ``MEMORY_FRACTION``); a
         number is a budget in bytes (refused up front when that much memory is
         not available); ``None`` evaluates the kernel in every pass. The coefficients are the same either
-        way, bit for bit. Dask input always evaluates the kernel in each task.
+        way, bit for bit. On Dask input each worker keeps its own chunks' blocks, when
+        they fit: ``'auto'`` as above of each worker's room (its memory limit less what
+        it holds), a number as a budget per worker; ``kernel_cache_`` is then the bytes
+        kept on all workers together.
 """
 
 
