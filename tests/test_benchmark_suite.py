@@ -186,3 +186,9 @@ def test_tuning_setups_warm_exactly_what_is_timed(monkeypatch, tmp_path):
     bench.time_fit("nystroem_ridge_classifier_cv")
     assert _compiled_overloads() == before, "the cross-validated Nyström fit compiled Numba code when timed"
     assert bench.model.gamma_ in [bench.gamma * f for f in bench_tuning.GAMMA_FACTORS]
+    # the logistic search chooses the plain machine's grid search's point (same centres, folds, log-loss)
+    ours, theirs = bench_tuning.GammaAndAlphaByGridSearch(), bench_tuning.GammaAndAlphaByGridSearch()
+    ours.setup("nystroem_logistic_cv")
+    theirs.setup("grid_search.nystroem_logistic")
+    assert (ours.model.gamma_, ours.model.alpha_) == (theirs.model.best_params_["gamma"],
+                                                      theirs.model.best_params_["alpha"])
