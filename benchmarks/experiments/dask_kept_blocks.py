@@ -107,7 +107,7 @@ def dask_kept_blocks(run):
         status,
         ours=f"{s['rows']:,} rows, m = {s['m']}, {workers} worker{'s' if workers > 1 else ''}: {evaluated['wall']:.1f} s evaluating, "
              f"{kept['wall']:.1f} s kept ({ratio:.2f}x), {kept['passes']} passes each; same coefficients: {same}",
-        measured=[(f"Dask fit, {s['rows']:.0e} rows, m = {s['m']}, {workers} workers, {name}: s · s/pass · "
+        measured=[(f"Dask fit, {s['rows']:.0e} rows, m = {s['m']}, {workers} worker(s), {name}: s · s/pass · "
                    "largest worker peak GiB",
                    f"{f['wall']:.1f} · {f['wall'] / f['passes']:.2f} · {max(f['peaks_gib']):.2f}")
                   for name, f in fits.items()],
