@@ -34,8 +34,8 @@ _EXACT_TOLERANCE = 1e-4
           "at m = 500.",
     paper_value="no figures in the papers; the DTC likelihood and Titsias's bound share the amplitude's "
                 "maximum when alpha is held fixed (the bound's trace term does not depend on it)",
-    quick={"n": 2000, "test_rows": 500, "ms": (200, 500, 2000), "alpha": 0.01, "seed": 0},
-    full={"n": 5000, "test_rows": 1000, "ms": (500, 1000, 2000, 5000), "alpha": 0.01, "seed": 0},
+    quick={"n": 2000, "test_rows": 500, "ms": [200, 500, 2000], "alpha": 0.01, "seed": 0},
+    full={"n": 5000, "test_rows": 1000, "ms": [500, 1000, 2000, 5000], "alpha": 0.01, "seed": 0},
     size=Size("n", "{} rows", claim=5000),
 )
 def uncertainty_amplitude(run):
