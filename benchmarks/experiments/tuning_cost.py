@@ -41,6 +41,13 @@ GAMMA_FACTORS = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)
 LAMBDAS = tuple(10.0**k for k in range(-9, -1))
 
 
+def _cores():
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{cores} core{'' if cores == 1 else 's'}"
+
+
 def _sets(s):
     """``[(name, task, X, y, X_test, y_test, gamma)]``: standardized rows, the knn50 bandwidth."""
     import numpy as np
@@ -266,5 +273,5 @@ def tuning_cost(run):
                        f"{row['fit_multiple']:.1f} fits" for row in ours),
         measured=[_measured(rows, mine) for mine in ours],
         note="; ".join(failures + ["test score: accuracy, or RMSE for the regression (lower is better); seconds "
-                                   "of one run each, on the machine's 2 cores"]),
+                                   f"of one run each, on the {_cores()} the run could use"]),
     )
