@@ -22,12 +22,6 @@ SPEED_BAR = 1.5
 _CLUSTER_MEMORY_GIB = 16
 
 
-def _cores():
-    import os
-
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-
-
 def _fit(s, workers, kernel_cache):
     """One fit on a fresh cluster: wall time, passes, coefficients and each worker's peak memory."""
     import time
@@ -87,8 +81,8 @@ def dask_kept_blocks(run):
     from benchmarks.machine import machine_info
 
     s = run.settings
-    workers = _cores()
-    target = machine_info()["numba_target"]
+    machine = machine_info()
+    workers, target = int(machine["cores"]), machine["numba_target"]  # one worker per core this run may use
     fits = {}
     for name, cache in (("evaluated in every pass", None), ("kept on the workers", "auto")):
         fits[name] = _fit(s, workers, cache)

@@ -41,10 +41,10 @@ GAMMA_FACTORS = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)
 LAMBDAS = tuple(10.0**k for k in range(-9, -1))
 
 
-def _cores():
-    import os
+def _cores_text():
+    from benchmarks.machine import machine_info
 
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = int(machine_info()["cores"])
     return f"{cores} core{'' if cores == 1 else 's'}"
 
 
@@ -273,5 +273,5 @@ def tuning_cost(run):
                        f"{row['fit_multiple']:.1f} fits" for row in ours),
         measured=[_measured(rows, mine) for mine in ours],
         note="; ".join(failures + ["test score: accuracy, or RMSE for the regression (lower is better); seconds "
-                                   f"of one run each, on the {_cores()} the run could use"]),
+                                   f"of one run each, on the {_cores_text()} the run could use"]),
     )

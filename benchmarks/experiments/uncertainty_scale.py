@@ -10,16 +10,14 @@ Experiment
     rows, each as a multiple of the plain fit. Each figure is recorded as it ends.
 """
 
+from benchmarks.experiments._common import timed
 from benchmarks.experiments._framework import experiment, figure
 from benchmarks.experiments._sizes import Size
 
 
 def _timed(run, seconds, what, call):
-    import time
-
-    start = time.perf_counter()
-    result = call()
-    seconds[what] = time.perf_counter() - start
+    """``call()``, its wall time kept in ``seconds[what]`` and recorded as a part at once."""
+    result, seconds[what] = timed(call)
     run.record_part(what, {"seconds": seconds[what]})
     return result
 
