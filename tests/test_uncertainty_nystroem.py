@@ -77,6 +77,26 @@ def test_auto_amplitude_with_every_row_a_centre_is_the_exact_maximizer():
     assert ours.noise_variance_ == pytest.approx(0.05 * ours.amplitude_)
 
 
+@pytest.mark.parametrize("kernel", ["gaussian", "matern"])
+def test_auto_amplitude_is_fitcs_maximizer_and_dtc_the_dtc_likelihoods(kernel):
+    X, y, _ = gp_problem(n=300)
+    common = dict(alpha=0.02, kernel=kernel, gamma=0.4, nu=1.5, variance="dtc", tol=1e-12, max_iter=500,
+                  random_state=0)
+    fitc = NystroemKernelRidge(20, amplitude="auto", **common).fit(np.asarray(X, np.float32), y)
+    dtc = NystroemKernelRidge(20, amplitude="dtc", **common).fit(X, y)
+    C, params = fitc.components_, dict(kernel=kernel, gamma=0.4, nu=1.5)
+    K_nm = exact_kernel(np.asarray(X, np.float32).astype(np.float64), C, **params)
+    Q_nn = K_nm @ np.linalg.solve(exact_kernel(C, None, **params) + fitc.jitter_ * np.eye(len(C)), K_nm.T)
+    residual = 1.0 - np.diag(Q_nn)
+    assert residual.mean() > 0.01  # 20 centres leave the rows a residual: FITC's prior is not DTC's
+    fitc_prior = Q_nn + np.diag(residual + 0.02)
+    assert fitc.amplitude_ == pytest.approx(y @ np.linalg.solve(fitc_prior, y) / len(y), rel=1e-6)
+    # the DTC likelihood's maximizer reads the residual as signal: a larger amplitude
+    assert dtc.amplitude_ == pytest.approx(y @ np.linalg.solve(Q_nn + 0.02 * np.eye(len(y)), y) / len(y), rel=1e-4)
+    assert dtc.amplitude_ > 1.05 * fitc.amplitude_
+    assert fitc.noise_variance_ == pytest.approx(0.02 * fitc.amplitude_)
+
+
 def dense_sparse_gp(X, y, X_test, model):
     """SoR and DTC posterior covariances, DTC likelihood and Titsias's bound, from dense ``n x n`` matrices."""
     C, params = model.components_, dict(gamma=model.gamma_)
@@ -95,7 +115,7 @@ def dense_sparse_gp(X, y, X_test, model):
     return mean, sor, sor + residual, dtc_evidence, bound
 
 
-@pytest.mark.parametrize("amplitude", ["auto", 3.0])
+@pytest.mark.parametrize("amplitude", ["auto", "dtc", 3.0])
 def test_few_centres_give_the_dense_sor_and_dtc_formulas(amplitude):
     X, y, X_test = gp_problem(n=120)
     dtc = NystroemKernelRidge(15, alpha=0.02, gamma=0.4, variance="dtc", amplitude=amplitude, tol=1e-12,
@@ -178,11 +198,33 @@ def test_kernel_operator_gram_is_the_dense_product():
     for keep in (False, True):
         operator = KernelOperator(X, C, kernel="gaussian", gamma=0.3, keep_blocks=keep)
         operator @ np.ones(40)  # fills the kept blocks
-        KtK, KtW = operator.gram(W)
+        KtK, KtW, none, nothing = operator.gram(W)
+        assert none is None and nothing is None
         np.testing.assert_allclose(KtK, K.T @ K, rtol=1e-12)
         np.testing.assert_allclose(KtW, K.T @ W, rtol=1e-12, atol=1e-12)
         np.testing.assert_array_equal(KtK, KtK.T)
     assert operator.gram()[1] is None
+
+
+def test_kernel_operator_gram_with_row_weights_is_the_dense_weighted_product():
+    rng = np.random.default_rng(1)
+    X, C, W = rng.normal(size=(2500, 3)), rng.normal(size=(30, 3)), rng.normal(size=(2500, 2))
+    K = exact_kernel(X, C, gamma=0.3)
+    weights = 1.0 / (0.1 + np.arange(len(X)) / len(X))  # rows told apart: a misplaced block fails
+    operator = KernelOperator(X, C, kernel="gaussian", gamma=0.3)
+    seen = np.zeros(len(X), dtype=int)
+
+    def row_weights(lo, hi, F):
+        np.testing.assert_allclose(F, K[lo:hi], rtol=1e-12)
+        seen[lo:hi] += 1
+        return weights[lo:hi]
+
+    KtK, KtW, KtDK, KtDW = operator.gram(W, row_weights=row_weights)
+    np.testing.assert_array_equal(seen, 1)
+    np.testing.assert_allclose(KtK, K.T @ K, rtol=1e-12)
+    np.testing.assert_allclose(KtDK, K.T @ (weights[:, None] * K), rtol=1e-12)
+    np.testing.assert_allclose(KtDW, K.T @ (weights[:, None] * W), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(KtDK, KtDK.T)
 
 
 def test_bad_requests_are_refused_before_any_work(monkeypatch):
@@ -201,8 +243,9 @@ def test_bad_requests_are_refused_before_any_work(monkeypatch):
     monkeypatch.setattr(KernelOperator, "normal_matvec", no_pass)
     with pytest.raises(ValueError, match="variance must be 'dtc', 'sor' or None"):
         NystroemKernelRidge(10, variance="exact").fit(X, y)
-    with pytest.raises(ValueError, match="amplitude must be 'auto' or a positive finite float"):
-        NystroemKernelRidge(10, variance="dtc", amplitude=0.0).fit(X, y)
+    for bad in (0.0, "fitc", np.nan):
+        with pytest.raises(ValueError, match="amplitude must be 'auto', 'dtc' or a positive finite float"):
+            NystroemKernelRidge(10, variance="dtc", amplitude=bad).fit(X, y)
     with pytest.raises(ValueError, match="early_stopping"):
         NystroemKernelRidge(10, variance="dtc", early_stopping=True).fit(X, y)
     with pytest.raises(ValueError, match="fit in memory"):

@@ -17,8 +17,12 @@ Both have the evidence ``log N(y; 0, s (Q_nn + alpha I))`` with ``Q_nn = Z Z^T``
 (the DTC likelihood), from ``A``'s factor by the matrix determinant lemma and
 Woodbury's identity. Titsias's bound (SGPR) subtracts ``tr(s K_nn - s Q_nn) /
 (2 alpha s) = tr(K_nn - Q_nn) / (2 alpha)`` per target: the amplitude cancels,
-so ``amplitude='auto'`` (the DTC likelihood's maximizer ``s = y^T (Q_nn + alpha
-I)^-1 y / n``) maximizes the bound too.
+so ``amplitude='dtc'`` (the DTC likelihood's maximizer ``s = y^T (Q_nn + alpha
+I)^-1 y / n``) maximizes the bound too. ``amplitude='auto'`` maximizes FITC's
+likelihood instead, ``log N(y; 0, s (Q_nn + Lambda))`` with ``Lambda =
+diag(K_nn - Q_nn) + alpha I``: ``s = y^T (Q_nn + Lambda)^-1 y / n``, by Woodbury's
+identity from ``Z^T Lambda^-1 Z`` and ``Z^T Lambda^-1 y``, summed in the same pass
+(each block's ``Lambda`` from its features' squared norms).
 
 Everything comes from one pass over the training rows, ``Z^T Z`` and ``Z^T y``
 (:meth:`kernelmaps._solvers.kernel_operator.KernelOperator.gram`, which reads the
@@ -32,6 +36,9 @@ Gaussian process regression. JMLR 6, 2005 (SoR, DTC).
 
 Titsias, M. Variational learning of inducing variables in sparse Gaussian
 processes. AISTATS 2009.
+
+Snelson, E. and Ghahramani, Z. Sparse Gaussian processes using pseudo-inputs.
+NIPS 18, 2006 (FITC).
 
 Wilson, J. T., Borovitskiy, V., Terenin, A., Mostowsky, P. and Deisenroth, M. P.
 Efficiently sampling functions from Gaussian process posteriors. ICML 2020.
@@ -59,11 +66,33 @@ def check_variance(variance):
     raise ValueError(f"variance must be 'dtc', 'sor' or None (no posterior), got {variance!r}")
 
 
-def posterior_square_matrices():
+def check_nystroem_amplitude(amplitude):
+    """``'auto'``, ``'dtc'`` or a positive finite float; a ``ValueError`` otherwise."""
+    if isinstance(amplitude, str) and amplitude in ("auto", "dtc"):
+        return amplitude
+    try:
+        return check_amplitude(amplitude)
+    except ValueError:
+        raise ValueError(f"amplitude must be 'auto', 'dtc' or a positive finite float, got {amplitude!r}") from None
+
+
+def fitc_data_fit(Y, noise, ZtDZ, ZtDY):
+    """``y^T (Q_nn + Lambda)^-1 y`` per target, ``Lambda = diag(noise)``, from ``Z^T Lambda^-1 Z`` and
+    ``Z^T Lambda^-1 Y`` by Woodbury's identity: ``y^T Lambda^-1 y - b^T (I + Z^T Lambda^-1 Z)^-1 b``."""
+    inner = ZtDZ.copy()
+    inner[np.diag_indices(inner.shape[0])] += 1.0
+    projected = scipy.linalg.solve_triangular(lower_cholesky(inner, overwrite_a=True), ZtDY, lower=True,
+                                              check_finite=False)
+    return np.maximum(np.einsum("ij,ij->j", Y / noise[:, None], Y) - np.einsum("ij,ij->j", projected, projected),
+                      0.0)
+
+
+def posterior_square_matrices(amplitude="auto"):
     """``m x m`` float64 matrices the posterior's fit holds at its peak, beyond the solver's: the pass's
     partial sums (one per thread) and their total, its transpose in the symmetrization, and the kept
-    factors."""
-    return n_worker_threads() + 4
+    factors; under ``amplitude='auto'`` the weighted sums of FITC's amplitude as many again, but one."""
+    threads = n_worker_threads()
+    return threads + 4 + (threads + 2 if isinstance(amplitude, str) and amplitude == "auto" else 0)
 
 
 class NystroemPosteriorMixin(GaussianPosteriorMixin):
@@ -78,7 +107,7 @@ class NystroemPosteriorMixin(GaussianPosteriorMixin):
 
     def _check_posterior_params(self):
         variance = check_variance(self.variance)
-        check_amplitude(self.amplitude)
+        check_nystroem_amplitude(self.amplitude)
         if variance is not None and self.early_stopping:
             raise ValueError("early_stopping keeps coefficients that stop short of the solution, which are no "
                              "Gaussian process's posterior mean: set early_stopping=False to fit with "
@@ -95,21 +124,35 @@ class NystroemPosteriorMixin(GaussianPosteriorMixin):
             return
         alpha, (n, m) = float(self.alpha), K.shape
         Y = np.asarray(y, dtype=np.float64).reshape(n, -1)
+        amplitude = check_nystroem_amplitude(self.amplitude)
+        prior_diagonal = kernel_diagonal(K.X, **self._kernel_params())
+        # under FITC's prior each row's noise is alpha plus its Nystrom residual k(x, x) - |z(x)|^2
+        noise = np.empty(n) if amplitude == "auto" else None
+
+        def fitc_weights(lo, hi, F):
+            noise[lo:hi] = alpha + np.maximum(prior_diagonal[lo:hi] - np.einsum("ij,ij->i", F, F), 0.0)
+            return 1.0 / noise[lo:hi]
+
         # Z^T Z and Z^T y of the features Z = K_nm T^-1, each block's from its own triangular solve: forming
         # K^T K first and solving on both sides would amplify its rounding by cond(K_mm)
         solve = scipy.linalg.solve_triangular
-        A, Zty = K.gram(Y, lambda block: solve(centre_factor, np.asarray(block, dtype=np.float64).T, lower=False,
-                                               trans="T", check_finite=False).T)
+        A, Zty, ZtDZ, ZtDy = K.gram(
+            Y, lambda block: solve(centre_factor, np.asarray(block, dtype=np.float64).T, lower=False, trans="T",
+                                   check_finite=False).T,
+            row_weights=None if noise is None else fitc_weights)
         trace_Q = float(np.trace(A))
         A[np.diag_indices(m)] += alpha
         factor = lower_cholesky(A, overwrite_a=True)
         projected = solve(factor, Zty, lower=True, check_finite=False)
         # y^T (Q_nn + alpha I)^-1 y = (y^T y - |L^-1 Z^T y|^2) / alpha (Woodbury), rounding kept >= 0
         data_fit = np.maximum(np.einsum("ij,ij->j", Y, Y) - np.einsum("ij,ij->j", projected, projected), 0.0) / alpha
-        amplitudes = fitted_amplitude(check_amplitude(self.amplitude), data_fit, n)
+        if noise is None:
+            amplitudes = fitted_amplitude("auto" if amplitude == "dtc" else amplitude, data_fit, n)
+        else:
+            amplitudes = fitted_amplitude("auto", fitc_data_fit(Y, noise, ZtDZ, ZtDy), n)
         dtc = log_evidence(data_fit, weight_space_log_det(factor_log_det(factor), m, alpha, n), n, amplitudes)
         # tr(K_nn - Q_nn): 0 in exact arithmetic when every row is a centre, rounding kept >= 0
-        residual_trace = max(float(np.sum(kernel_diagonal(K.X, **self._kernel_params()))) - trace_Q, 0.0)
+        residual_trace = max(float(np.sum(prior_diagonal)) - trace_Q, 0.0)
         self.posterior_factor_, self._centre_factor = factor, np.asarray(centre_factor, dtype=np.float64)
         self.amplitude_ = float(amplitudes[0]) if self._single_output() else amplitudes
         self.noise_variance_ = alpha * self.amplitude_

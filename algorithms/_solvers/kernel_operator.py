@@ -11,6 +11,7 @@ weighted loss (``K^T D K V``) and a loss's gradient (``K^T l'(K a)``).
 """
 
 import math
+from typing import NamedTuple, Optional
 
 import numpy as np
 import scipy.linalg
@@ -23,6 +24,15 @@ from .._kernels.fused import FusedBlocks, fuses
 #: Partial sums of ``K^T U`` kept at once: the rows are cut into at most this many
 #: groups, each summed by one thread.
 MAX_PARTIAL_SUMS = 16
+
+
+class Gram(NamedTuple):
+    """What :meth:`KernelOperator.gram` returns: ``F^T F``, ``F^T W``, ``F^T D F``, ``F^T D W``."""
+
+    FtF: np.ndarray
+    FtW: Optional[np.ndarray]
+    FtDF: Optional[np.ndarray]
+    FtDW: Optional[np.ndarray]
 
 
 class CompensatedSum:
@@ -285,7 +295,7 @@ class KernelOperator(LinearOperator):
             out.merge(partial[start])
         return out
 
-    def gram(self, W=None, features=None):
+    def gram(self, W=None, features=None, row_weights=None):
         """``F^T F`` and ``F^T W`` in one pass, float64, for the features ``F = features(K)`` of the rows.
 
         ``features`` maps a block ``K[lo:hi]`` (``b x m``, the blocks' dtype) to its
@@ -302,37 +312,49 @@ class KernelOperator(LinearOperator):
         ----------
         W : ndarray of shape (n, k) or None
         features : callable or None
+        row_weights : callable or None
+            ``row_weights(lo, hi, F)`` returns the ``(hi - lo,)`` weights ``D`` of
+            rows ``lo:hi`` from their features: the pass then also sums ``F^T D F``
+            and ``F^T D W`` (a second GEMM per block, twice the time).
 
         Returns
         -------
-        FtF : ndarray of shape (m, m)
-        FtW : ndarray of shape (m, k) or None
+        Gram
+            ``(FtF, FtW, FtDF, FtDW)``, the last two None without ``row_weights``
+            and ``FtW``, ``FtDW`` None without ``W``.
         """
         n, m = self.shape
         k = 0 if W is None else np.reshape(W, (n, -1)).shape[1]
         blocks = math.ceil(n / self.block) if n else 0
         group = self.block * max(1, math.ceil(blocks / min(MAX_PARTIAL_SUMS, n_worker_threads())))
+        products = 1 if row_weights is None else 2
         partial = {}
 
         def work(start, stop):
-            total = np.zeros((m + k, m), order="F")
+            totals = [np.zeros((m + k, m), order="F") for _ in range(products)]
             for lo in range(start, stop, self.block):
                 hi = min(stop, lo + self.block)
                 K = self.kernel_block(lo, hi)
                 F = np.asarray(K if features is None else features(K), dtype=np.float64)
                 rows = F if W is None else np.hstack([F, np.reshape(W[lo:hi], (hi - lo, k))])
-                # rows^T F into total, in place: the C-ordered blocks are their transposes in Fortran order
-                total = scipy.linalg.blas.dgemm(1.0, rows.T, F.T, trans_b=True, beta=1.0, c=total, overwrite_c=True)
-            partial[start] = total
+                weighted = [rows] if row_weights is None else [rows, rows * row_weights(lo, hi, F)[:, None]]
+                for index, left in enumerate(weighted):
+                    # left^T F into the total, in place: C-ordered blocks are their transposes in Fortran order
+                    totals[index] = scipy.linalg.blas.dgemm(1.0, left.T, F.T, trans_b=True, beta=1.0,
+                                                            c=totals[index], overwrite_c=True)
+            partial[start] = totals
 
         run_row_blocks(n, group, work)
-        total = np.zeros((m + k, m))
-        for start in sorted(partial):
-            total += partial.pop(start)
-        FtF = total[:m]
-        FtF += FtF.T.copy()
-        FtF *= 0.5
-        return np.ascontiguousarray(FtF), (None if W is None else np.ascontiguousarray(total[m:].T))
+        results = []
+        for index in range(products):
+            total = np.zeros((m + k, m))
+            for start in sorted(partial):
+                total += partial[start][index]
+            square = total[:m]
+            square += square.T.copy()
+            square *= 0.5
+            results += [np.ascontiguousarray(square), None if W is None else np.ascontiguousarray(total[m:].T)]
+        return Gram(*results, *([None, None] if row_weights is None else []))
 
     def _fused_normal_sum(self, V, W, weights, n_columns):
         """``K^T (D K V + W)`` by the fused pass, as a :class:`CompensatedSum`."""
