@@ -110,24 +110,27 @@ def _judge(run, rows, s):
 
 def _plot(run, rows):
     fig, ax = figure(2, 1, width=4.0)
-    styles = {"dtc": ("'dtc'", ":"), "auto": ("'auto' (FITC)", "-")}
+    colours = {("gaussian", "dtc"): "C0", ("gaussian", "auto"): "C1", ("gaussian", "truth"): "C2",
+               ("matern", "dtc"): "C3", ("matern", "auto"): "C4", ("matern", "truth"): "C5"}
+    lines = {"dtc": ("'dtc'", ":"), "auto": ("'auto' (FITC)", "-"), "truth": ("at the truth", "--")}
     for kernel, marker in (("gaussian", "o"), ("matern", "s")):
         label = "Gaussian" if kernel == "gaussian" else "Matérn 3/2"
-        for amplitude, (name, line) in styles.items():
-            chosen = [r for r in rows if r["kernel"] == kernel and r["amplitude"] == amplitude and r["m"] != "exact"]
-            ax[0, 0].plot([r["m"] for r in chosen], [r["amplitude_"] for r in chosen], marker=marker, ls=line,
-                          label=f"{label}, {name}")
-            ax[0, 1].plot([r["m"] for r in chosen], [r["coverage_f_95"] for r in chosen], marker=marker, ls=line,
-                          label=f"{label}, {name}")
-        fixed = [r for r in rows if r["kernel"] == kernel and r["amplitude"] not in ("auto", "dtc")
-                 and r["m"] != "exact"]
-        ax[0, 1].plot([r["m"] for r in fixed], [r["coverage_f_95"] for r in fixed], marker=marker, ls="--",
-                      label=f"{label}, at the truth")
+        for amplitude, (name, line) in lines.items():
+            chosen = [r for r in rows if r["kernel"] == kernel and r["m"] != "exact"
+                      and (r["amplitude"] == amplitude or (amplitude == "truth" and r["amplitude"] not in lines))]
+            style = dict(marker=marker, ls=line, color=colours[(kernel, amplitude)], label=f"{label}, {name}")
+            if amplitude != "truth":
+                ax[0, 0].plot([r["m"] for r in chosen], [r["amplitude_"] for r in chosen], **style)
+            ax[0, 1].plot([r["m"] for r in chosen], [r["coverage_f_95"] for r in chosen], **style)
+    ms = sorted({r["m"] for r in rows if r["m"] != "exact"})
     ax[0, 0].axhline(AMPLITUDE, color="grey", lw=0.8)
-    ax[0, 0].set(xscale="log", xlabel="centres m", ylabel="amplitude_")
+    ax[0, 0].set(ylabel="amplitude_")
     ax[0, 1].axhspan(*COVERAGE_BAR, color="grey", alpha=0.2)
-    ax[0, 1].set(xscale="log", xlabel="centres m", ylabel="95 % coverage of f")
+    ax[0, 1].set(ylabel="95 % coverage of f")
     for axis in ax[0]:
+        axis.set(xscale="log", xlabel="centres m")
+        axis.set_xticks(ms, [str(m) for m in ms])
+        axis.minorticks_off()
         axis.legend(fontsize=6)
     fig.tight_layout()
     run.save_figure(fig)
