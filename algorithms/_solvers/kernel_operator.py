@@ -20,6 +20,7 @@ from scipy.sparse.linalg import LinearOperator
 from .._core.parallel import block_rows, n_worker_threads, run_row_blocks
 from .._kernels.blocks import KernelBlocks
 from .._kernels.fused import FusedBlocks, fuses
+from .._numba.compensated import two_sum_into
 
 #: Partial sums of ``K^T U`` kept at once: the rows are cut into at most this many
 #: groups, each summed by one thread.
@@ -54,13 +55,8 @@ class CompensatedSum:
         self.error = np.zeros(shape)
 
     def add(self, term, error=None):
-        """Add ``term`` (and an error term carried with it)."""
-        total = self.value + term
-        virtual = total - self.value
-        self.error += (self.value - (total - virtual)) + (term - virtual)
-        if error is not None:
-            self.error += error
-        self.value = total
+        """Add ``term`` (and an error term carried with it), in place (one compiled loop)."""
+        two_sum_into(self.value, self.error, term, error)
         return self
 
     def merge(self, other):
