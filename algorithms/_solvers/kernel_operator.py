@@ -297,21 +297,24 @@ class KernelOperator(LinearOperator):
         ``features`` maps a block ``K[lo:hi]`` (``b x m``, the blocks' dtype) to its
         ``b x m`` features (a change of basis, such as the Nyström features
         ``K T^-1``); ``None`` takes ``K`` itself. Kept blocks are read, not
-        evaluated. Per block one ``(m + k) x m`` GEMM accumulated in place:
-        ``O(n m^2)`` time in all, against ``O(n m k)`` for a :meth:`sweep`. The rows
-        are cut into one group per worker thread, each summed in float64 into its
-        own ``(m + k) x m`` matrix (the memory of the pass), the groups added in
-        row order: the same result for the same thread count, and to rounding
-        (not bit for bit, unlike :meth:`sweep`) for another.
+        evaluated. Per block one BLAS ``syrk`` (the upper triangle of ``F^T F``,
+        ``b m^2 / 2`` multiply-adds, half a GEMM's) and a ``gemm`` for ``F^T W``,
+        accumulated in place: ``O(n m^2)`` time in all, against ``O(n m k)`` for a
+        :meth:`sweep`. The rows are cut into one group per worker thread, each
+        summed in float64 into its own ``m x m`` and ``m x k`` matrices (the memory
+        of the pass), the groups added in row order: the same result for the same
+        thread count, and to rounding (not bit for bit, unlike :meth:`sweep`) for
+        another.
 
         Parameters
         ----------
         W : ndarray of shape (n, k) or None
         features : callable or None
         row_weights : callable or None
-            ``row_weights(lo, hi, F)`` returns the ``(hi - lo,)`` weights ``D`` of
-            rows ``lo:hi`` from their features: the pass then also sums ``F^T D F``
-            and ``F^T D W`` (a second GEMM per block, twice the time).
+            ``row_weights(lo, hi, F)`` returns the ``(hi - lo,)`` non-negative
+            weights ``D`` of rows ``lo:hi`` from their features: the pass then also
+            sums ``F^T D F`` and ``F^T D W`` (a second ``syrk`` per block, and twice
+            the partial sums' memory).
 
         Returns
         -------
@@ -324,32 +327,43 @@ class KernelOperator(LinearOperator):
         blocks = math.ceil(n / self.block) if n else 0
         group = self.block * max(1, math.ceil(blocks / min(MAX_PARTIAL_SUMS, n_worker_threads())))
         products = 1 if row_weights is None else 2
+        syrk, gemm = scipy.linalg.blas.dsyrk, scipy.linalg.blas.dgemm
         partial = {}
 
         def work(start, stop):
-            totals = [np.zeros((m + k, m), order="F") for _ in range(products)]
+            # per product the upper triangle of F^T F (syrk: half a GEMM's multiply-adds) and F^T W
+            squares = [np.zeros((m, m), order="F") for _ in range(products)]
+            crosses = [np.zeros((m, k), order="F") for _ in range(products if k else 0)]
             for lo in range(start, stop, self.block):
                 hi = min(stop, lo + self.block)
                 K = self.kernel_block(lo, hi)
                 F = np.asarray(K if features is None else features(K), dtype=np.float64)
-                rows = F if W is None else np.hstack([F, np.reshape(W[lo:hi], (hi - lo, k))])
-                weighted = [rows] if row_weights is None else [rows, rows * row_weights(lo, hi, F)[:, None]]
-                for index, left in enumerate(weighted):
-                    # left^T F into the total, in place: C-ordered blocks are their transposes in Fortran order
-                    totals[index] = scipy.linalg.blas.dgemm(1.0, left.T, F.T, trans_b=True, beta=1.0,
-                                                            c=totals[index], overwrite_c=True)
-            partial[start] = totals
+                targets = None if W is None else np.reshape(W[lo:hi], (hi - lo, k))
+                weights = None if row_weights is None else row_weights(lo, hi, F)
+                for index in range(products):
+                    left, right = F, targets
+                    if index:   # F^T D F = (D^1/2 F)^T (D^1/2 F), and F^T (D W)
+                        left = F * np.sqrt(weights)[:, None]
+                        right = None if targets is None else targets * weights[:, None]
+                    # the C-ordered blocks are their transposes in Fortran order; sums in place
+                    squares[index] = syrk(1.0, left.T, beta=1.0, c=squares[index], trans=0, lower=0,
+                                          overwrite_c=True)
+                    if right is not None:
+                        crosses[index] = gemm(1.0, F.T, np.asfortranarray(right), beta=1.0, c=crosses[index],
+                                              overwrite_c=True)
+            partial[start] = squares, crosses
 
         run_row_blocks(n, group, work)
         results = []
         for index in range(products):
-            total = np.zeros((m + k, m))
+            square, cross = np.zeros((m, m)), (np.zeros((m, k)) if k else None)
             for start in sorted(partial):
-                total += partial[start][index]
-            square = total[:m]
-            square += square.T.copy()
-            square *= 0.5
-            results += [np.ascontiguousarray(square), None if W is None else np.ascontiguousarray(total[m:].T)]
+                square += partial[start][0][index]
+                if k:
+                    cross += partial[start][1][index]
+            upper = np.triu(square)
+            square = upper + np.triu(square, 1).T
+            results += [np.ascontiguousarray(square), cross]
         return Gram(*results, *([None, None] if row_weights is None else []))
 
     def _fused_normal_sum(self, V, W, weights, n_columns):
