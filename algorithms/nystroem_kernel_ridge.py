@@ -175,10 +175,10 @@ _POSTERIOR_PARAMETERS_DOC = """    variance : {'dtc', 'sor'} or None, default=No
         prior plus each row's residual ``k(x, x) - Q(x, x)`` on the diagonal,
         ``y^T (Q_nn + diag(K_nn - Q_nn) + alpha I)^-1 y / n``, whose prior
         variances are the exact prior's; it costs a second weighted ``m x m``
-        product in the posterior's pass (the fit with ``variance`` takes about
-        1.5x as long, and twice the partial sums' memory); ``'dtc'``: the DTC
-        likelihood's ``y^T (Q_nn + alpha I)^-1 y / n``, which maximizes
-        :meth:`log_marginal_likelihood` (Titsias's bound too). With few centres
+        product per block in the posterior's pass (``n m^2 / 2`` multiply-adds
+        beside the pass's ``n m^2``), and twice its partial sums' memory;
+        ``'dtc'``: the DTC likelihood's ``y^T (Q_nn + alpha I)^-1 y / n``, which
+        maximizes :meth:`log_marginal_likelihood` (Titsias's bound too). With few centres
         for a rough kernel the DTC estimate reads the variance the centres cannot
         express as signal and its intervals over-cover; FITC's stays nearer the
         exact GP's (on Matérn 3/2 GP-prior data with 5000 rows, amplitude 2.5, and
@@ -210,8 +210,8 @@ _GAUSSIAN_PROCESS_DOC = """
     bound on the evidence; the DTC likelihood is ``dtc_log_marginal_likelihood_``.
 
     Cost of ``variance``: the fit makes one more pass over the rows, ``Z^T Z``
-    and ``Z^T y`` (``O(n m^2)``: a triangular solve and a product per block of
-    rows; it reads the kept kernel blocks, else evaluates the kernel again),
+    and ``Z^T y`` (``O(n m^2)``: a triangular solve and a symmetric product per
+    block of rows; it reads the kept kernel blocks, else evaluates the kernel again),
     then a Cholesky factorization (``O(m^3)``). The model keeps two ``m x m``
     float64 factors, ``16 m^2`` bytes (268 MB at m = 4096), pickled with it;
     the pass holds about ``threads + 4`` such matrices at its peak (``2 threads +

@@ -99,8 +99,8 @@ def _judge(run, rows, s):
         ours=f"Matérn 3/2, n = {s['n']}, m = " + ", ".join(str(r["m"]) for r in dtc) + f": amplitude_ 'dtc' "
              f"{listed(dtc)}; 'auto' (FITC) {listed(fitc)}; the exact GP's {exact:.3f} (truth {AMPLITUDE:g}, "
              f"sampling error {sampling:.1%}); DTC 95 % coverage at m = {fitc[0]['m']} of f · of y: 'auto' "
-             f"{fitc[0]['coverage_f_95']:.3f} · {fitc[0]['coverage_y_95']:.3f}, 'dtc' {dtc[0]['coverage_f_95']:.3f} · "
-             f"{dtc[0]['coverage_y_95']:.3f}, at the truth {at_truth['coverage_f_95']:.3f} · "
+             f"{fitc[0]['coverage_f_95']:.3f} · {fitc[0]['coverage_y_95']:.3f}, "
+             f"'dtc' {dtc[0]['coverage_f_95']:.3f} · {dtc[0]['coverage_y_95']:.3f}, at the truth {at_truth['coverage_f_95']:.3f} · "
              f"{at_truth['coverage_y_95']:.3f}",
         measured=[(f"DTC on Matérn 3/2 GP data, n = {s['n']}, m = {r['m']}, amplitude {r['amplitude']}: "
                    "amplitude_ · coverage of f · of y", f"{r['amplitude_']:.3f} · {r['coverage_f_95']:.3f} · "
