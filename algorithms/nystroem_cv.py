@@ -79,8 +79,9 @@ _SHARED_DOC = """
         ``'evidence'`` (the regressor's, with ``cv=None``): no folds; each point
         scored by the DTC log marginal likelihood of all rows, the amplitude at
         its maximizer (:class:`NystroemKernelRidge`'s
-        ``dtc_log_marginal_likelihood_`` with ``variance='dtc'``), every penalty
-        from one eigendecomposition per bandwidth.
+        ``dtc_log_marginal_likelihood_`` with ``variance='dtc'`` and
+        ``amplitude='dtc'``), every penalty from one eigendecomposition per
+        bandwidth.
     refit : bool, default=True
         Fit the plain machine at the best ``(gamma_, alpha_)`` on every row (on
         the same centres; its conjugate gradient at the plain machine's default

@@ -68,13 +68,13 @@ def test_classifier_scores_every_point_as_grid_search_does(problem, n_classes):
 
 
 def test_evidence_scores_every_point_by_the_plain_machines_dtc_likelihood(problem):
-    """scoring='evidence': each point's score is NystroemKernelRidge(variance='dtc')'s
+    """scoring='evidence': each point's score is NystroemKernelRidge(variance='dtc', amplitude='dtc')'s
     dtc_log_marginal_likelihood_ on all rows, on the same centres; the best is its maximum."""
     X, y, _, centres = problem
     ours = NystroemKernelRidgeCV(len(centres), alphas=ALPHAS, gammas=GAMMAS, landmarks=centres,
                                  scoring="evidence").fit(X, y)
-    theirs = [NystroemKernelRidge(len(centres), landmarks=centres, variance="dtc", **params, **CONVERGED).fit(X, y)
-              for params in ours.cv_results_["params"]]
+    theirs = [NystroemKernelRidge(len(centres), landmarks=centres, variance="dtc", amplitude="dtc", **params,
+                                  **CONVERGED).fit(X, y) for params in ours.cv_results_["params"]]
     np.testing.assert_allclose(ours.cv_results_["mean_test_score"],
                                [model.dtc_log_marginal_likelihood_ for model in theirs], rtol=1e-9)
     best = int(np.argmax([model.dtc_log_marginal_likelihood_ for model in theirs]))

@@ -284,7 +284,7 @@ class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
         regression on the Nyström features ``Phi``: one eigendecomposition of
         ``Phi^T Phi`` per bandwidth gives every penalty's evidence, the amplitude
         ``s`` at its maximizer (:class:`NystroemKernelRidge`'s
-        ``dtc_log_marginal_likelihood_`` with ``variance='dtc'``).
+        ``dtc_log_marginal_likelihood_`` with ``variance='dtc'`` and ``amplitude='dtc'``).
         """
         scores = np.empty((1, len(alphas), len(moments)))
         for g, accumulated in enumerate(moments):
