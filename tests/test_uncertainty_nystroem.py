@@ -206,6 +206,15 @@ def test_kernel_operator_gram_is_the_dense_product():
     assert operator.gram()[1] is None
 
 
+def test_the_gram_mirrors_its_upper_triangle_in_place_by_blocks_of_rows():
+    from kernelmaps._solvers.kernel_operator import _mirror_upper
+
+    square = np.random.default_rng(2).standard_normal((11, 11))
+    expected = np.triu(square) + np.triu(square, 1).T
+    assert _mirror_upper(square, block=3) is square
+    np.testing.assert_array_equal(square, expected)
+
+
 def test_kernel_operator_gram_with_row_weights_is_the_dense_weighted_product():
     rng = np.random.default_rng(1)
     X, C, W = rng.normal(size=(2500, 3)), rng.normal(size=(30, 3)), rng.normal(size=(2500, 2))

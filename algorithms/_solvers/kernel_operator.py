@@ -359,11 +359,10 @@ class KernelOperator(LinearOperator):
             square, cross = np.zeros((m, m)), (np.zeros((m, k)) if k else None)
             for start in sorted(partial):
                 square += partial[start][0][index]
+                partial[start][0][index] = None      # the memory plan counts one partial per thread
                 if k:
                     cross += partial[start][1][index]
-            upper = np.triu(square)
-            square = upper + np.triu(square, 1).T
-            results += [np.ascontiguousarray(square), cross]
+            results += [_mirror_upper(square), cross]
         return Gram(*results, *([None, None] if row_weights is None else []))
 
     def _fused_normal_sum(self, V, W, weights, n_columns):
@@ -418,6 +417,17 @@ class KernelOperator(LinearOperator):
             return image if W is None else image + W[lo:hi]
 
         return self.sweep_sum(V, rows_map, k) if compensated else self.sweep(V, rows_map, k)
+
+
+def _mirror_upper(square, block=512):
+    """Copy the upper triangle of ``square`` onto its lower one, in place, a block of rows at a time
+    (no ``m x m`` temporary)."""
+    for start in range(0, square.shape[0], block):
+        stop = min(square.shape[0], start + block)
+        square[start:stop, :start] = square[:start, start:stop].T
+        diagonal = square[start:stop, start:stop]
+        diagonal[...] = np.triu(diagonal) + np.triu(diagonal, 1).T
+    return square
 
 
 def _check_finite(name, A):
