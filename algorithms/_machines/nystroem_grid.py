@@ -7,7 +7,7 @@ does for the fitted machine), the Nyström machine's objective
 features ``Phi = K T^{-1}`` with ``a = T^{-1} b``: ``||Phi b - y||^2 + alpha ||b||^2``.
 One pass over the rows computes every bandwidth's kernel block from one shared
 product (:class:`kernelmaps._kernels.blocks.BandwidthBlocks`), turns it into
-``Phi`` by one triangular solve (in GEMMs: :mod:`kernelmaps._solvers.triangular`)
+``Phi`` by one triangular solve (:mod:`kernelmaps._solvers.gil_free_lapack`)
 and adds it to the normal equations of its test fold
 (:class:`kernelmaps._solvers.ridge_path.FoldMoments`): a fold's training system is all rows' minus its own, and one eigendecomposition of it gives every
 ``alpha``'s solution (:class:`kernelmaps._solvers.ridge_path.RidgePath`), or, for a
@@ -30,7 +30,7 @@ from .._core.parallel import run_row_blocks
 from .._kernels.blocks import BandwidthBlocks
 from .._solvers.kernel_operator import KernelOperator
 from .._solvers.ridge_path import FoldMoments, RidgePath, centred_system
-from .._solvers.triangular import RightUpperSolve
+from .._solvers.gil_free_lapack import RightUpperSolve, upper_cholesky_in_place
 from .cv_passes import EvaluationPart
 
 #: An ``m x m`` eigendecomposition with its vectors costs about as much as this many
@@ -109,7 +109,7 @@ def fold_moments(grid, factors, membership, partition, n_outputs, targets, bar):
     thread count, and small products do not pay a threaded BLAS's hand-overs.
     """
     moments = [FoldMoments(grid.shape[2], n_outputs, membership.shape[1], partition) for _ in factors]
-    # Phi = K T^-1 by GEMMs, which release the GIL: SciPy's triangular solve holds it
+    # Phi = K T^-1 by BLAS without the GIL (SciPy's solve_triangular holds it), so the bandwidths overlap
     features = [RightUpperSolve(T) for T in factors]
     for lo, hi, K in grid.chunks():
         def work(start, stop):
@@ -131,15 +131,11 @@ def ridge_solutions(gram, cross, alphas):
     for a, alpha in enumerate(alphas):
         system = gram.copy()
         system[diagonal] += alpha
-        try:
-            # NumPy's factorization releases the GIL, SciPy's holds it: on the thread pool the
-            # folds' systems are factored side by side (on 2 cores, 40 factorizations of
-            # order 1000 in two threads took half the time of SciPy's, which one thread
-            # factors 25 % faster alone)
-            lower = np.linalg.cholesky(system)
-        except np.linalg.LinAlgError:
+        # LAPACK without the GIL (SciPy's cho_factor holds it): the folds' systems on the
+        # thread pool are factored side by side
+        if upper_cholesky_in_place(system) != 0:
             return None
-        solutions[:, a, :] = scipy.linalg.cho_solve((lower, True), cross, check_finite=False)
+        solutions[:, a, :] = scipy.linalg.cho_solve((system, False), cross, check_finite=False)
     return solutions
 
 

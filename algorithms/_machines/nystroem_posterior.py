@@ -52,7 +52,7 @@ from .._core.parallel import block_rows, n_worker_threads
 from .._core.validation import check_fits_in_memory, check_input, check_integer
 from .._kernels.exact import exact_kernel, kernel_diagonal
 from .._solvers.cholesky import lower_cholesky
-from .._solvers.triangular import RightUpperSolve
+from .._solvers.gil_free_lapack import RightUpperSolve
 from .gaussian_process import (SAMPLE_Y_DOC, GaussianPosteriorMixin, check_amplitude, factor_log_det,
                                fitted_amplitude, jittered_cholesky, log_evidence, weight_space_log_det, with_doc)
 
@@ -134,9 +134,9 @@ class NystroemPosteriorMixin(GaussianPosteriorMixin):
             noise[lo:hi] = alpha + np.maximum(prior_diagonal[lo:hi] - np.einsum("ij,ij->i", F, F), 0.0)
             return 1.0 / noise[lo:hi]
 
-        # Z^T Z and Z^T y of the features Z = K_nm T^-1, each block's from its own triangular solve (by
-        # GEMMs, which let the pool's threads run side by side): forming K^T K first and solving on both
-        # sides would amplify its rounding by cond(K_mm)
+        # Z^T Z and Z^T y of the features Z = K_nm T^-1, each block's from its own triangular solve (BLAS
+        # without the GIL, so the pool's threads overlap): forming K^T K first and solving on both sides
+        # would amplify its rounding by cond(K_mm)
         solve = scipy.linalg.solve_triangular
         A, Zty, ZtDZ, ZtDy = K.gram(Y, RightUpperSolve(centre_factor),
                                     row_weights=None if noise is None else fitc_weights)
