@@ -9,7 +9,8 @@ One pass over the rows computes every bandwidth's kernel block from one shared
 product (:class:`kernelmaps._kernels.blocks.BandwidthBlocks`), turns it into
 ``Phi`` by one triangular solve (:mod:`kernelmaps._solvers.gil_free_lapack`)
 and adds it to the normal equations of its test fold
-(:class:`kernelmaps._solvers.ridge_path.FoldMoments`): a fold's training system is all rows' minus its own, and one eigendecomposition of it gives every
+(:class:`kernelmaps._solvers.ridge_path.FoldMoments`): a fold's training system
+is all rows' minus its own, and one eigendecomposition of it gives every
 ``alpha``'s solution (:class:`kernelmaps._solvers.ridge_path.RidgePath`), or, for a
 short grid, one Cholesky factorization per ``alpha`` (:func:`ridge_solutions`).
 
@@ -28,9 +29,9 @@ import scipy.linalg
 
 from .._core.parallel import run_row_blocks
 from .._kernels.blocks import BandwidthBlocks
+from .._solvers.gil_free_lapack import RightUpperSolve, upper_cholesky_in_place
 from .._solvers.kernel_operator import KernelOperator
 from .._solvers.ridge_path import FoldMoments, RidgePath, centred_system
-from .._solvers.gil_free_lapack import RightUpperSolve, upper_cholesky_in_place
 from .cv_passes import EvaluationPart
 
 #: An ``m x m`` eigendecomposition with its vectors costs about as much as this many

@@ -77,15 +77,19 @@ def check_nystroem_amplitude(amplitude):
         raise ValueError(f"amplitude must be 'auto', 'dtc' or a positive finite float, got {amplitude!r}") from None
 
 
+def woodbury_misfit(factor, cross, squares):
+    """``squares - |L^-1 cross|^2`` per column, ``L`` the lower ``factor``: the data fit left by Woodbury's
+    identity (kept >= 0 against rounding)."""
+    projected = scipy.linalg.solve_triangular(factor, cross, lower=True, check_finite=False)
+    return np.maximum(squares - np.einsum("ij,ij->j", projected, projected), 0.0)
+
+
 def fitc_data_fit(Y, noise, ZtDZ, ZtDY):
     """``y^T (Q_nn + Lambda)^-1 y`` per target, ``Lambda = diag(noise)``, from ``Z^T Lambda^-1 Z`` and
     ``Z^T Lambda^-1 Y`` by Woodbury's identity: ``y^T Lambda^-1 y - b^T (I + Z^T Lambda^-1 Z)^-1 b``."""
     inner = ZtDZ.copy()
     inner[np.diag_indices(inner.shape[0])] += 1.0
-    projected = scipy.linalg.solve_triangular(lower_cholesky(inner, overwrite_a=True), ZtDY, lower=True,
-                                              check_finite=False)
-    return np.maximum(np.einsum("ij,ij->j", Y / noise[:, None], Y) - np.einsum("ij,ij->j", projected, projected),
-                      0.0)
+    return woodbury_misfit(lower_cholesky(inner, overwrite_a=True), ZtDY, np.einsum("ij,ij->j", Y / noise[:, None], Y))
 
 
 def posterior_square_matrices(amplitude="auto"):
@@ -137,15 +141,13 @@ class NystroemPosteriorMixin(GaussianPosteriorMixin):
         # Z^T Z and Z^T y of the features Z = K_nm T^-1, each block's from its own triangular solve (BLAS
         # without the GIL, so the pool's threads overlap): forming K^T K first and solving on both sides
         # would amplify its rounding by cond(K_mm)
-        solve = scipy.linalg.solve_triangular
         A, Zty, ZtDZ, ZtDy = K.gram(Y, RightUpperSolve(centre_factor),
                                     row_weights=None if noise is None else fitc_weights)
         trace_Q = float(np.trace(A))
         A[np.diag_indices(m)] += alpha
         factor = lower_cholesky(A, overwrite_a=True)
-        projected = solve(factor, Zty, lower=True, check_finite=False)
-        # y^T (Q_nn + alpha I)^-1 y = (y^T y - |L^-1 Z^T y|^2) / alpha (Woodbury), rounding kept >= 0
-        data_fit = np.maximum(np.einsum("ij,ij->j", Y, Y) - np.einsum("ij,ij->j", projected, projected), 0.0) / alpha
+        # y^T (Q_nn + alpha I)^-1 y = (y^T y - |L^-1 Z^T y|^2) / alpha
+        data_fit = woodbury_misfit(factor, Zty, np.einsum("ij,ij->j", Y, Y)) / alpha
         if noise is None:
             amplitudes = fitted_amplitude("auto" if amplitude == "dtc" else amplitude, data_fit, n)
         else:
