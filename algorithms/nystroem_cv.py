@@ -44,8 +44,9 @@ _SHARED_DOC = """
     Cost: ``O(n m d + n_gammas n m^2)`` for the pass (two BLAS-3 products per row
     block and bandwidth: the triangular solve and the normal equations), one
     ``m x m`` eigendecomposition (or a factorization per penalty) per bandwidth
-    and fold, then the refit (one fit
-    of the plain machine). Memory: ``n_gammas (n_folds + 2) + 3`` float64
+    and fold, then the refit: the plain machine's fit, its conjugate gradient
+    started from the search's direct solution at the best point, which meets
+    ``tol`` at once (two passes). Memory: ``n_gammas (n_folds + 2) + 3`` float64
     matrices of ``m x m``, refused up front when they do not fit. Rows in memory
     only: a Dask array is refused (search on a sample, then fit the plain
     machine on the Dask rows at ``gamma_`` and ``alpha_``).
@@ -90,7 +91,8 @@ _SHARED_DOC = """
 """ + KERNEL_CACHE_DOC + """    verbose : bool, default=False
         One tqdm progress bar over the whole search (passes, eigendecompositions, refit).
 """ + SEARCH_DOC + """    best_estimator_ : estimator
-        The plain machine refitted at the best point (with ``refit=True``).
+        The plain machine refitted at the best point (with ``refit=True``), its
+        conjugate gradient started from the search's solution (``n_iter_`` 0).
     gammas_ : ndarray of shape (n_gammas,)
         The bandwidths searched (``'auto'`` resolved).
     components_ : ndarray of shape (n_components_, n_features)

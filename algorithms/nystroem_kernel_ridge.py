@@ -140,10 +140,13 @@ class _NystroemRidgeBase(NystroemMachineBase):
         solver's solution."""
         n = K.shape[0]
         self.lambda_ = float(self.alpha) / n
+        # a cross-validated learner's refit leaves the search's direct solution here, for this one fit only:
+        # CG starts from it (and stops at once when it meets tol); any start gives the same minimizer
+        start = self.__dict__.pop("_cg_start", None)
         with self._progress(self.max_iter, "conjugate gradient") as bar:
             callback, state = self._early_stopper(X_val, target_val, loss, bar)
             solution = nystroem_kernel_ridge(K, self._centre_gram(), T, self.lambda_, max_iter=self.max_iter,
-                                             tol=self.tol, callback=callback)
+                                             tol=self.tol, x0=start, callback=callback)
         result = solution.cg
         coef = solution.coef if state.best_coef is None else state.best_coef
         self.coef_ = coef[:, 0] if np.ndim(T) == 1 else coef

@@ -95,13 +95,25 @@ def test_kept_blocks_give_the_scores_of_recomputed_ones(problem):
     np.testing.assert_array_equal(kept.cv_results_["mean_test_score"], recomputed.cv_results_["mean_test_score"])
 
 
-def test_the_refit_is_the_plain_machine_at_the_chosen_point(problem):
-    X, y, _, centres = problem
-    ours = NystroemKernelRidgeCV(len(centres), alphas=ALPHAS, gammas=GAMMAS, landmarks=centres).fit(X, y)
-    plain = NystroemKernelRidge(len(centres), alpha=ours.alpha_, gamma=ours.gamma_, landmarks=centres).fit(X, y)
-    assert isinstance(ours.best_estimator_, NystroemKernelRidge)
-    np.testing.assert_array_equal(ours.predict(X), plain.predict(X))
-    assert ours.score(X, y) == plain.score(X, y)
+@pytest.mark.parametrize("target", ["y", "two classes", "three classes"])
+def test_the_refit_is_the_plain_machine_at_the_chosen_point_started_at_its_solution(problem, target):
+    X, y, labels, centres = problem
+    cv_class, plain_class = ((NystroemKernelRidgeCV, NystroemKernelRidge) if target == "y"
+                             else (NystroemKernelRidgeClassifierCV, NystroemKernelRidgeClassifier))
+    y = {"y": y, "two classes": labels > 0, "three classes": labels}[target]
+    ours = cv_class(len(centres), alphas=ALPHAS, gammas=GAMMAS, landmarks=centres).fit(X, y)
+    model = ours.best_estimator_
+    assert type(model) is plain_class and (model.alpha, model.gamma) == (ours.alpha_, ours.gamma_)
+    # the search's direct solution of the same system meets CG's tolerance at once: the same
+    # jitter, the same scaling of alpha, the same target columns
+    assert model.n_iter_ == 0 and model.residuals_[0] < 1e-9
+    plain = plain_class(len(centres), alpha=ours.alpha_, gamma=ours.gamma_, landmarks=centres, **CONVERGED)
+    plain.fit(X, y)
+    assert plain.n_iter_ > 2
+    np.testing.assert_allclose(model.coef_, plain.coef_, rtol=1e-7, atol=1e-9 * np.abs(plain.coef_).max())
+    np.testing.assert_array_equal(ours.predict(X), model.predict(X))
+    # a later fit of the refitted machine starts from zero, as any plain fit
+    assert clone(model).fit(X, y).n_iter_ > 2 and model.fit(X, y).n_iter_ > 2
     # cv=None is five folds
     assert [key for key in ours.cv_results_ if key.startswith("split")] == [f"split{k}_test_score"
                                                                             for k in range(5)]

@@ -22,7 +22,8 @@ from .._solvers.ridge_path import RidgePath, centred_system, squared_error_sums,
 from .cv_scoring import best_index, check_scoring, cv_results, scorer_scores, squared_error_score
 from .least_squares_cv import DEFAULT_ALPHAS, check_alphas, check_grid, fold_membership, path_log_evidence
 from .nystroem import AUTO_CENTRES, check_kernel_cache, kernel_cache_budget
-from .nystroem_grid import GridBlocks, chunk_rows, each_fold, fold_moments, fold_outputs, fold_solution
+from .nystroem_grid import (GridBlocks, chunk_rows, each_fold, fold_moments, fold_outputs, fold_solution,
+                            ridge_solutions)
 
 #: ``gammas='auto'``: these multiples of the ``gamma='scale'`` heuristic
 #: (``1 / (n_features X.var())``), a factor 4 apart over 2.4 decades.
@@ -253,7 +254,9 @@ class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
             del grid
             self._select(alphas, split_scores)
             if self.refit:
-                self.best_estimator_ = self._refit(X, y if labels is None else self.classes_[labels])
+                start = self._chosen_solution(moments, factors)
+                del moments
+                self.best_estimator_ = self._refit(X, y if labels is None else self.classes_[labels], start)
                 bar.update(1)
 
     def _score_paths(self, moments, factors, alphas, scoring, bar):
@@ -318,12 +321,28 @@ class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
         self.gamma_ = float(results["param_gamma"][self.best_index_])
         self.best_score_ = float(results["mean_test_score"][self.best_index_])
 
-    def _refit(self, X, y):
-        """The plain machine at ``(gamma_, alpha_)`` on every row, on the same centres."""
+    def _chosen_solution(self, moments, factors):
+        """The coefficients ``a`` of all rows at ``(gamma_, alpha_)``, from the moments the search formed:
+        ``(Phi^T Phi + alpha I) w = Phi^T y``, ``a = T^-1 w``; ``None`` when the factorization fails."""
+        g = self.best_index_ % len(self.gammas_)  # cv_results_ runs over gamma fastest
+        gram, cross = centred_system(moments[g].all_rows(), fit_intercept=False)[:2]
+        solution = ridge_solutions(gram, cross, [self.alpha_])
+        if solution is None:
+            return None
+        return scipy.linalg.solve_triangular(factors[g], solution[:, 0, :], check_finite=False)
+
+    def _refit(self, X, y, start=None):
+        """The plain machine at ``(gamma_, alpha_)`` on every row, on the same centres.
+
+        Its conjugate gradient starts from ``start``, the search's direct solution of the same
+        system: it then meets ``tol`` at once (``n_iter_ = 0``), where from zero it may need
+        ``max_iter`` iterations at a small penalty."""
         model = self.plain_machine(n_components=self.n_components_, alpha=self.alpha_, kernel=self.kernel_,
                                    gamma=self.gamma_, degree=self.degree_, coef0=self.coef0_, nu=self.nu_,
                                    landmarks=self.components_, kernel_cache=self.kernel_cache,
                                    random_state=self.random_state)
+        if start is not None:
+            model._cg_start = start
         return model.fit(X, y)
 
     def _progress(self, total):
