@@ -46,7 +46,8 @@ _SHARED_DOC = """
     ``m x m`` eigendecomposition (or a factorization per penalty) per bandwidth
     and fold, then the refit: the plain machine's fit, its conjugate gradient
     started from the search's direct solution at the best point, which meets
-    ``tol`` at once (two passes). Memory: ``n_gammas (n_folds + 2) + 3`` float64
+    ``tol`` at once for float64 rows (two passes; float32 rows' features are
+    rounded to float32 in the search, so CG still refines). Memory: ``n_gammas (n_folds + 2) + 3`` float64
     matrices of ``m x m``, refused up front when they do not fit. Rows in memory
     only: a Dask array is refused (search on a sample, then fit the plain
     machine on the Dask rows at ``gamma_`` and ``alpha_``).
@@ -92,7 +93,8 @@ _SHARED_DOC = """
         One tqdm progress bar over the whole search (passes, eigendecompositions, refit).
 """ + SEARCH_DOC + """    best_estimator_ : estimator
         The plain machine refitted at the best point (with ``refit=True``), its
-        conjugate gradient started from the search's solution (``n_iter_`` 0).
+        conjugate gradient started from the search's solution (``n_iter_`` 0 for
+        float64 rows).
     gammas_ : ndarray of shape (n_gammas,)
         The bandwidths searched (``'auto'`` resolved).
     components_ : ndarray of shape (n_components_, n_features)

@@ -335,8 +335,9 @@ class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
         """The plain machine at ``(gamma_, alpha_)`` on every row, on the same centres.
 
         Its conjugate gradient starts from ``start``, the search's direct solution of the same
-        system: it then meets ``tol`` at once (``n_iter_ = 0``), where from zero it may need
-        ``max_iter`` iterations at a small penalty."""
+        system: for float64 rows it meets ``tol`` at once (``n_iter_ = 0``), where from zero it
+        may need ``max_iter`` iterations at a small penalty; float32 rows' search rounds its
+        features to float32, and CG refines from there."""
         model = self.plain_machine(n_components=self.n_components_, alpha=self.alpha_, kernel=self.kernel_,
                                    gamma=self.gamma_, degree=self.degree_, coef0=self.coef0_, nu=self.nu_,
                                    landmarks=self.components_, kernel_cache=self.kernel_cache,
