@@ -22,8 +22,7 @@ from .._solvers.ridge_path import RidgePath, centred_system, squared_error_sums,
 from .cv_scoring import best_index, check_scoring, cv_results, scorer_scores, squared_error_score
 from .least_squares_cv import DEFAULT_ALPHAS, check_alphas, check_grid, fold_membership, path_log_evidence
 from .nystroem import AUTO_CENTRES, check_kernel_cache, kernel_cache_budget
-from .nystroem_grid import (GridBlocks, chunk_rows, each_fold, fold_moments, fold_outputs, fold_solution,
-                            ridge_solutions)
+from .nystroem_grid import GridBlocks, chunk_rows, each_fold, fold_moments, fold_outputs, fold_solution
 
 #: ``gammas='auto'``: these multiples of the ``gamma='scale'`` heuristic
 #: (``1 / (n_features X.var())``), a factor 4 apart over 2.4 decades.
@@ -323,15 +322,12 @@ class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
 
     def _chosen_solution(self, moments, factors):
         """The coefficients ``a`` of all rows at ``(gamma_, alpha_)``, from the moments the search formed:
-        ``(Phi^T Phi + alpha I) w = Phi^T y``, ``a = T^-1 w``; ``None`` when the factorization fails."""
+        ``(Phi^T Phi + alpha I) w = Phi^T y``, ``a = T^-1 w``, solved as the folds' systems are."""
         g = self.best_index_ % len(self.gammas_)  # cv_results_ runs over gamma fastest
-        gram, cross = centred_system(moments[g].all_rows(), fit_intercept=False)[:2]
-        solution = ridge_solutions(gram, cross, [self.alpha_])
-        if solution is None:
-            return None
+        solution = fold_solution(moments[g], None, [self.alpha_])
         return scipy.linalg.solve_triangular(factors[g], solution[:, 0, :], check_finite=False)
 
-    def _refit(self, X, y, start=None):
+    def _refit(self, X, y, start):
         """The plain machine at ``(gamma_, alpha_)`` on every row, on the same centres.
 
         Its conjugate gradient starts from ``start``, the search's direct solution of the same
@@ -342,8 +338,7 @@ class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
                                    gamma=self.gamma_, degree=self.degree_, coef0=self.coef0_, nu=self.nu_,
                                    landmarks=self.components_, kernel_cache=self.kernel_cache,
                                    random_state=self.random_state)
-        if start is not None:
-            model._cg_start = start
+        model._cg_start = start
         return model.fit(X, y)
 
     def _progress(self, total):

@@ -141,14 +141,15 @@ def ridge_solutions(gram, cross, alphas):
 
 
 def fold_solution(moments, k, alphas):
-    """Every ``alpha``'s solution ``b`` of fold ``k``'s training system, shape (m, n_alphas, n_outputs).
+    """Every ``alpha``'s solution ``b`` of fold ``k``'s training system (of all rows when ``k`` is
+    None), shape (m, n_alphas, n_outputs).
 
     Fewer penalties than :data:`EIGEN_CHOLESKY_RATIO` are solved by a Cholesky
     factorization each, more by one eigendecomposition for all of them.
     ``moments.all_rows()`` must have been formed (it is not formed here, where
     several folds may run at once).
     """
-    system = centred_system(moments.all_rows(), moments.tests[k], fit_intercept=False)
+    system = centred_system(moments.all_rows(), None if k is None else moments.tests[k], fit_intercept=False)
     coef = ridge_solutions(*system[:2], alphas) if len(alphas) < EIGEN_CHOLESKY_RATIO else None
     if coef is None:
         coef, _ = RidgePath(*system, alphas, fit_intercept=False).solutions()
