@@ -165,8 +165,10 @@ def _plot(run, cells, target):
     keys = sorted(cells)
     fig, ax = figure(1, 1, width=max(6.0, 0.35 * len(keys)))
     x = np.arange(len(keys))
+    width = 0.8 / len(COLUMNS)
     for j, column in enumerate(COLUMNS):
-        ax[0, 0].bar(x + (j - 2) * 0.16, [cells[key][column] for key in keys], 0.16, label=column)
+        ax[0, 0].bar(x + (j - (len(COLUMNS) - 1) / 2) * width, [cells[key][column] for key in keys], width,
+                     label=column)
     ax[0, 0].set_xticks(x, [f"{t[5:]} d{d}\nm{m} k{k}" for t, d, m, k in keys], fontsize=6)
     ax[0, 0].set(ylabel="core-ns per kernel entry", yscale="log", title=f"one pass K^T (K V), target {target}")
     ax[0, 0].legend(fontsize=8)
