@@ -125,8 +125,12 @@ def test_an_overflowing_kernel_names_itself_and_the_rows():
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_kept_blocks_are_the_fused_values_and_give_the_same_bits(dtype):
-    X, C, V, W, D = problem(700, 45, 6, 3, dtype, seed=5)
+@pytest.mark.parametrize("n_columns", [3, 70])
+def test_kept_blocks_are_the_fused_values_and_give_the_same_bits(dtype, n_columns):
+    """Kept rows hold the 45 centres' values while the right-hand sides are padded to the tile's width:
+    70 columns take several chunks of them on every target (64 float32 columns at most per chunk
+    with AVX-512), whose stride is the padded one."""
+    X, C, V, W, D = problem(700, 45, 6, n_columns, dtype, seed=5)
     fresh = operator(X, C, "laplacian", 0.2, 1.5)
     kept = KernelOperator(X, C, kernel="laplacian", gamma=0.2, keep_blocks=True)
     expected = fresh.normal_matvec(V, W, weights=D)

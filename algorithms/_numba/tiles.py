@@ -171,8 +171,11 @@ def _tile_codegen(accumulation, vectors):
         width = vectors * code.n_lanes
         t_stride = cgutils.unpack_tuple(builder, T.shape, 2)[1]
         d = cgutils.unpack_tuple(builder, X.shape, 2)[1]
+        # a chunk of S is S.shape[1] steps long, which a product over kept kernel rows (X: the m
+        # centres' values, S: the right-hand sides padded to more) does not share with X's rows
+        chunk_steps = cgutils.unpack_tuple(builder, S.shape, 3)[1]
         first = builder.mul(chunk, code.const(width))
-        chunk_base = code.at(S.data, builder.mul(first, d))
+        chunk_base = code.at(S.data, builder.mul(first, chunk_steps))
         if accumulation == "dot":
             start = [code.load(bias.data, builder.add(first, code.const(v * code.n_lanes))) for v in range(vectors)]
         else:
@@ -224,8 +227,9 @@ def _tile_intrinsic(accumulation):
     typer.__name__ = typer.__qualname__ = name
     typer.__doc__ = (f"``T[t_row + r, c W:(c + 1) W]`` <- the ``{accumulation}`` accumulation of rows "
                      "``X[x_row + r]`` (r < TILE_ROWS) against chunk ``c`` of the packed centres ``S``, "
-                     "``W = vectors`` SIMD vectors (``bias`` is read by ``dot`` only). Nothing is checked "
-                     "at run time: the caller keeps every index in range and ``S.shape[1] == X.shape[1]``.")
+                     "``W = vectors`` SIMD vectors (``bias`` is read by ``dot`` only), over the first "
+                     "``X.shape[1] <= S.shape[1]`` steps of the chunk. Nothing is checked at run time: the "
+                     "caller keeps every index in range.")
     return intrinsic(typer)
 
 
