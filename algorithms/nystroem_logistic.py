@@ -75,9 +75,9 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
     max_iter : int, default=20
         Newton steps, the path's included (a ``ConvergenceWarning`` when reached).
     tol : float, default=1e-4
-        The Newton steps stop at this relative gradient norm, or when a step's
-        predicted gain (half its Newton decrement) is at most ``tol`` times the
-        objective.
+        The Newton steps stop at this relative gradient norm, or, once it is
+        below ``sqrt(tol)``, when a step's predicted gain (half its Newton
+        decrement) is at most ``tol`` times the objective.
     cg_max_iter : int, default=20
         Conjugate gradient iterations per Newton step.
     early_stopping : bool, default=False
