@@ -145,8 +145,10 @@ class _NystroemRidgeBase(NystroemMachineBase):
         start = self.__dict__.pop("_cg_start", None)
         with self._progress(self.max_iter, "conjugate gradient") as bar:
             callback, state = self._early_stopper(X_val, target_val, loss, bar)
+            # without held-out rows the callback only moves the progress bar: no coefficients to form
             solution = nystroem_kernel_ridge(K, self._centre_gram(), T, self.lambda_, max_iter=self.max_iter,
-                                             tol=self.tol, x0=start, callback=callback)
+                                             tol=self.tol, x0=start, callback=callback,
+                                             callback_coef=X_val is not None)
         result = solution.cg
         coef = solution.coef if state.best_coef is None else state.best_coef
         self.coef_ = coef[:, 0] if np.ndim(T) == 1 else coef
