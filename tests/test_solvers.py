@@ -156,6 +156,12 @@ def test_falkon_warm_start_and_callback_see_the_coefficients():
     seen = []
     nystroem_kernel_ridge(K, K_mm, y, 1e-3, tol=1e-8, callback=lambda it, r, coef: seen.append(coef.copy()))
     np.testing.assert_allclose(seen[-1], first.coef, rtol=1e-10)
+    # a callback that only counts iterations is handed no coefficients, and the solution is the same
+    counted = []
+    blind = nystroem_kernel_ridge(K, K_mm, y, 1e-3, tol=1e-8, callback=lambda it, r, coef: counted.append(coef),
+                                  callback_coef=False)
+    assert len(counted) == len(seen) and all(coef is None for coef in counted)
+    np.testing.assert_array_equal(blind.coef, first.coef)
 
 
 def test_falkon_refuses_an_impossible_ridge_or_kernel():
