@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kernelmaps._numba.compensated import two_sum_into
-from kernelmaps._solvers.kernel_operator import CompensatedSum
+from kernelmaps._numba.compensated import CompensatedSum
 
 
 def test_compensated_sums_do_not_depend_on_the_order():

@@ -61,8 +61,15 @@ def check_passes(op, K, X, V, W, D, tolerance):
               relative_error(op.normal_matvec(V, weights=D[:, 0]), K.T @ (D[:, :1] * (K @ V))),
               relative_error(op.normal_matvec(V, weights=weights), K.T @ (D * (K @ V))),
               relative_error(op.normal_matvec(None, W), K.T @ W),
-              relative_error(op.T @ W, K.T @ W)]
+              relative_error(op.T @ W, K.T @ W),
+              relative_error(op.sweep(V, nonlinear_rows, 2 * V.shape[1]), K.T @ nonlinear_rows(0, 0, K @ V)),
+              relative_error(op.sweep(None, lambda lo, hi, _: W[lo:hi], W.shape[1]), K.T @ W)]
     return max(errors)
+
+
+def nonlinear_rows(lo, hi, image):
+    """A row-wise map with more columns than ``K V`` (as the logistic gradient's ``[l', W]``)."""
+    return np.hstack([np.tanh(image), image * image])
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -138,6 +145,8 @@ def test_kept_blocks_are_the_fused_values_and_give_the_same_bits(dtype, n_column
         np.testing.assert_array_equal(kept.normal_matvec(V, W, weights=D), expected)
     np.testing.assert_array_equal(kept.kept, fresh.kernel_block(0, X.shape[0]))
     np.testing.assert_array_equal(kept @ V, fresh @ V)
+    swept = fresh.sweep(V, nonlinear_rows, 2 * n_columns)
+    np.testing.assert_array_equal(kept.sweep(V, nonlinear_rows, 2 * n_columns), swept)
 
 
 def test_the_fused_pass_stops_at_the_crossover():

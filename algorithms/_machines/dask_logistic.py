@@ -26,7 +26,7 @@ except ImportError as error:  # pragma: no cover - exercised by the no-dask test
     raise ImportError("fitting the Nyström logistic machine on Dask arrays needs the optional 'dask' extra: "
                       "pip install 'kernelmaps[dask]'") from error
 
-from .._solvers.kernel_operator import CompensatedSum
+from .._numba.compensated import CompensatedSum
 from .._solvers.logistic_newton import pass_rows, point_from_sums, row_weights
 from ..dask import TREE_FAN_IN
 from .dask_support import graph_node, serial, tree_sum

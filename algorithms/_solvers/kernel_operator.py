@@ -20,7 +20,7 @@ from scipy.sparse.linalg import LinearOperator
 from .._core.parallel import block_rows, n_worker_threads, run_row_blocks
 from .._kernels.blocks import KernelBlocks
 from .._kernels.fused import FusedBlocks, fuses
-from .._numba.compensated import two_sum_into
+from .._numba.compensated import CompensatedSum
 
 #: Partial sums of ``K^T U`` kept at once: the rows are cut into at most this many
 #: groups, each summed by one thread.
@@ -34,37 +34,6 @@ class Gram(NamedTuple):
     FtW: Optional[np.ndarray]
     FtDF: Optional[np.ndarray]
     FtDW: Optional[np.ndarray]
-
-
-class CompensatedSum:
-    """A sum of arrays carried as ``value + error`` (Knuth's TwoSum): order-independent.
-
-    Conjugate gradient amplifies the round-off of its products along the
-    ill-conditioned directions of the coefficients: summing the same block
-    products in another order (another thread count, other Dask chunks) moved
-    the coefficients by 1e-7 relative after a hundred iterations. Carried with
-    its exact rounding error, the sum is correctly rounded whatever the order,
-    except in the rare case of a tie, so every decomposition of the rows into
-    blocks, groups, threads or chunks gives the same result. It costs a few
-    additions per entry of each block's ``m x k`` product, against the block's
-    ``m (d + 2k)`` multiply-adds per row.
-    """
-
-    def __init__(self, shape):
-        self.value = np.zeros(shape)
-        self.error = np.zeros(shape)
-
-    def add(self, term, error=None):
-        """Add ``term`` (and an error term carried with it), in place (one compiled loop)."""
-        two_sum_into(self.value, self.error, term, error)
-        return self
-
-    def merge(self, other):
-        """Add another compensated sum."""
-        return self.add(other.value, other.error)
-
-    def result(self):
-        return self.value + self.error
 
 
 class KernelOperator(LinearOperator):
@@ -100,7 +69,8 @@ class KernelOperator(LinearOperator):
     fused : FusedBlocks or None
         The fused pass (:mod:`kernelmaps._kernels.fused`), which never writes a
         kernel block (except into the kept blocks): used by :meth:`normal_matvec`,
-        ``@`` and its adjoint, for the kernels and feature counts
+        ``@`` and its adjoint (and its product tiles by :meth:`sweep`, on each
+        block written to scratch or kept), for the kernels and feature counts
         :func:`kernelmaps._kernels.fused.fuses` accepts; with kept blocks it
         reads them instead of evaluating the kernel, and multiplies in the same
         order, so kept or not the products are the same bit for bit.
@@ -264,6 +234,8 @@ class KernelOperator(LinearOperator):
         m = self.shape[1]
         if V is not None:
             V = self._as_block_dtype(np.asarray(V).reshape(m, -1))
+        if self.fused is not None:
+            return self._sum_over_blocks(self._fused_sweep(V, rows_map, n_columns), n_columns)
 
         def block_sum(lo, hi):
             K = self.kernel_block(lo, hi)
@@ -272,6 +244,24 @@ class KernelOperator(LinearOperator):
             return K.T @ self._as_block_dtype(U)
 
         return self._sum_over_blocks(block_sum, n_columns)
+
+    def _fused_sweep(self, V, rows_map, n_columns):
+        """:meth:`sweep_sum`'s block sum by the fused pass's product tiles, on the block's values in place
+        (kept, or evaluated into scratch): the same bits whether the blocks are kept or not."""
+        forward = None if V is None else self.fused.right_hand_sides(V, V.shape[1])
+        backward = self.fused.right_hand_sides(None, n_columns)
+
+        def block_sum(lo, hi):
+            K, rows = self.kernel_block(lo, hi), self.X[lo:hi]
+            image = None
+            if V is not None:
+                image = self.fused.run(rows, forward, V.shape[1], backward=False, stored=K, reads_stored=True,
+                                       where=f"on rows {lo}-{hi - 1}")[0].astype(np.float64, copy=False)
+            U = np.reshape(rows_map(lo, hi, image), (hi - lo, n_columns))
+            return self.fused.run(rows, backward, n_columns, addend=U, forward=False, stored=K, reads_stored=True,
+                                  where=f"on rows {lo}-{hi - 1}")[1]
+
+        return block_sum
 
     def _sum_over_blocks(self, block_sum, n_columns):
         """``sum block_sum(lo, hi)`` over the pass's row blocks, as a :class:`CompensatedSum`
