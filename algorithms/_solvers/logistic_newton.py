@@ -296,7 +296,7 @@ class _Walk:
                                + point.intercept_gradient * intercept_direction)
             # only near the optimum (relative gradient below sqrt(tol)): an inexact step's decrement can
             # undershoot by orders of magnitude where the preconditioned system is ill-conditioned (at a
-            # ridge below rounding, CG stopped at a 4 % residual predicted 2e-8 for an exact 2e-4)
+            # ridge below rounding, CG stopped at a 1.4 % residual predicted 2e-8 for an exact 1.9e-4)
             settled = penalty == lam and relative <= np.sqrt(self.tol) \
                 and bool(np.all(predicted <= self.tol * np.abs(objective)))
             point = _damped_update(self.passes, self.K_mm, point, objective, direction, intercept_direction, penalty)
