@@ -5,9 +5,10 @@ any bit is noticed.
 (Numba target znver3) where four pins no longer held: the changes since the pin
 before had moved last bits of CNM, Nyström and the optimized circulant map on that target,
 unseen while the work ran on AVX-512 machines, where only the samples are compared (they
-still agreed). A BLAS product's last bits depend on the CPU's kernels, so the exact SHA-256 is compared where the CPU and Numba target are the
-ones recorded; elsewhere a sample of the output is compared to 1e-10 (float32: 1e-6),
-relative to each entry and to the sample's largest entry.
+still agreed). A BLAS product's last bits depend on the CPU's kernels, so the exact
+SHA-256 is compared where the CPU and Numba target are the ones recorded; elsewhere a
+sample of the output is compared to 1e-10 (float32: 1e-6), relative to each entry and
+to the sample's largest entry.
 """
 
 import hashlib
@@ -15,11 +16,10 @@ import json
 import platform
 from pathlib import Path
 
-import llvmlite.binding
-import numba
 import numpy as np
 import pytest
 
+from benchmarks.machine import numba_target
 from registry import FEATURE_MAPS, dense, domain, make
 
 PINNED = json.loads((Path(__file__).parent / "data" / "pinned_outputs.json").read_text())
@@ -43,9 +43,8 @@ def fingerprint():
     blas = sorted(f"{info['internal_api']} {info.get('version')} {info.get('architecture')}"
                   for info in threadpool_info() if info["user_api"] == "blas")
     # the CPU Numba compiles for, resolved ("host" would match any CPU of the same name and BLAS)
-    target = numba.config.CPU_NAME or llvmlite.binding.get_host_cpu_name()
     return {"cpu": cpu, "avx512f": "avx512f" in flags, "blas": blas,
-            "numba_target": target, "machine": platform.machine()}
+            "numba_target": numba_target()[0], "machine": platform.machine()}
 
 
 def test_every_map_is_pinned():
