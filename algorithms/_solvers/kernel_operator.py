@@ -252,14 +252,14 @@ class KernelOperator(LinearOperator):
         backward = self.fused.right_hand_sides(None, n_columns)
 
         def block_sum(lo, hi):
-            K, rows = self.kernel_block(lo, hi), self.X[lo:hi]
+            K, rows, where = self.kernel_block(lo, hi), self.X[lo:hi], f"on rows {lo}-{hi - 1}"
             image = None
             if V is not None:
                 image = self.fused.run(rows, forward, V.shape[1], backward=False, stored=K, reads_stored=True,
-                                       where=f"on rows {lo}-{hi - 1}")[0].astype(np.float64, copy=False)
+                                       where=where)[0].astype(np.float64, copy=False)
             U = np.reshape(rows_map(lo, hi, image), (hi - lo, n_columns))
             return self.fused.run(rows, backward, n_columns, addend=U, forward=False, stored=K, reads_stored=True,
-                                  where=f"on rows {lo}-{hi - 1}")[1]
+                                  where=where)[1]
 
         return block_sum
 
