@@ -21,7 +21,7 @@ fit's sums, and the coefficients equal the in-memory fit's on the same centres.
 import numpy as np
 
 try:
-    import dask
+    from .dask_support import graph_node, serial, tree_sum
 except ImportError as error:  # pragma: no cover - exercised by the no-dask test in a subprocess
     raise ImportError("fitting the Nyström logistic machine on Dask arrays needs the optional 'dask' extra: "
                       "pip install 'kernelmaps[dask]'") from error
@@ -29,7 +29,6 @@ except ImportError as error:  # pragma: no cover - exercised by the no-dask test
 from .._numba.compensated import CompensatedSum
 from .._solvers.logistic_newton import pass_rows, point_from_sums, row_weights
 from ..dask import TREE_FAN_IN
-from .dask_support import graph_node, serial, tree_sum
 
 
 class _PassSums:
@@ -94,8 +93,7 @@ class DaskLogisticPasses:
         self._point = None
 
     def _map_reduce(self, task, *args):
-        parts = [dask.delayed(task, pure=True)(operator, target, *args)
-                 for operator, target in zip(self.K.operators, self._targets)]
+        parts = self.K.map_chunks(task, self._targets, shared=args)
         return tree_sum(parts, TREE_FAN_IN).compute()
 
     def run(self, a, b):

@@ -22,6 +22,7 @@ fitted estimator is an ordinary in-memory one; its ``predict`` on a Dask array i
 lazy (:func:`kernelmaps.dask.predict_lazily`).
 """
 
+import contextlib
 import numbers
 
 import numpy as np
@@ -43,7 +44,7 @@ from .._core.validation import MEMORY_FRACTION, clear_fitted_state, format_bytes
 from .._numba.fastmath_arrays import all_finite
 from .._solvers.kernel_operator import KernelOperator
 from ..dask import FIT_SAMPLE_ROWS, TREE_FAN_IN, sample_rows
-from .dask_support import (align_rows, as_targets, check_chunk, check_rows, graph_node, known_rows, serial,
+from .dask_support import (Homes, align_rows, as_targets, check_chunk, check_rows, graph_node, known_rows, serial,
                            tree_sum, worker_memory)
 from .nystroem import AUTO_CACHE_FRACTION, kernel_cache_budget
 
@@ -108,8 +109,24 @@ class DaskKernelOperator:
         self.operators = [dask.delayed(_chunk_operator, pure=True)(block, int(start), self.centres_node,
                                                                    self.params, keep_blocks)
                           for block, start in zip(X.to_delayed().ravel(), self.starts)]
+        #: where each persisted operator is (pass tasks run there, never copying one)
+        self.homes = None
         if keep_blocks:
             self.operators = list(dask.persist(*self.operators))
+            self.homes = Homes(self.operators)
+
+    def map_chunks(self, task, *per_chunk, shared=()):
+        """``task(operator, *chunk_args, *shared)`` for every chunk, one ``Delayed`` each.
+
+        With kept blocks on a cluster, each task is restricted to the worker that holds
+        its chunk's operator.
+        """
+        pins = self.homes.pinned() if self.homes is not None else [contextlib.nullcontext()] * len(self.operators)
+        parts = []
+        for operator, pin, *args in zip(self.operators, pins, *per_chunk):
+            with pin:
+                parts.append(dask.delayed(task, pure=True)(operator, *args, *shared))
+        return parts
 
     def normal_matvec(self, V, W=None):
         """``K^T (K V + W)`` (``V=None``: ``K^T W``) as one map-reduce over the chunks.
@@ -132,8 +149,7 @@ class DaskKernelOperator:
         else:
             targets = [None] * len(self.operators)
         V_node = None if V is None else graph_node(np.ascontiguousarray(V, dtype=np.float64), "kernelmaps-v")
-        parts = [dask.delayed(_chunk_pass, pure=True)(operator, int(start), target, V_node)
-                 for operator, start, target in zip(self.operators, self.starts, targets)]
+        parts = self.map_chunks(_chunk_pass, [int(start) for start in self.starts], targets, shared=(V_node,))
         # compensated sums: merged in any order, they give the in-memory pass's result
         return tree_sum(parts, TREE_FAN_IN).compute().result()
 

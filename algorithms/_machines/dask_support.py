@@ -73,6 +73,57 @@ def worker_memory():
     return room
 
 
+def _distributed_client():
+    """The active ``dask.distributed`` client, or ``None`` when graphs run in this process."""
+    client = getattr(dask.base.get_scheduler(), "__self__", None)
+    return client if client is not None and hasattr(client, "who_has") else None
+
+
+class Homes:
+    """Where each of a list of persisted ``Delayed`` objects is held on a distributed cluster.
+
+    A task that reads a large persisted object (a chunk's operator with its kept
+    kernel blocks) must run where the object is: the scheduler places it there, but
+    work stealing may move it to an idle worker, which then fetches a copy, twice the
+    memory for as long as both hold it. :meth:`pinned` restricts each such task to the
+    workers that hold its object *now* (asked of the scheduler at each call, so that an
+    object recomputed elsewhere after a worker was lost is followed, and a task whose
+    object is held nowhere is left free rather than waiting for a worker that is gone).
+
+    Parameters
+    ----------
+    persisted : list of dask.delayed.Delayed
+        The results of ``dask.persist``. Without a distributed client there is nothing
+        to pin and :meth:`pinned` does nothing.
+    """
+
+    def __init__(self, persisted):
+        self.client = _distributed_client()
+        self.count = len(persisted)
+        self.futures = None
+        if self.client is not None:
+            from distributed import futures_of
+
+            self.futures = [futures_of(item) for item in persisted]
+
+    def pinned(self):
+        """One context per object: ``dask.annotate`` that keeps a task made inside it on
+        the object's workers (no annotation off a cluster or for an object held nowhere)."""
+        if self.futures is None:
+            return [contextlib.nullcontext() for _ in range(self.count)]
+        from distributed import wait
+
+        flat = [future for futures in self.futures for future in futures]
+        wait(flat)
+        holders = self.client.who_has(flat)
+        contexts = []
+        for futures in self.futures:
+            workers = sorted({worker for future in futures for worker in holders.get(future.key, ())})
+            contexts.append(dask.annotate(workers=workers, allow_other_workers=False) if workers
+                            else contextlib.nullcontext())
+        return contexts
+
+
 def check_rows(X, name="X"):
     """A 2-D numeric Dask array chunked along rows only (rejoined with a warning otherwise)."""
     if not is_dask_array(X) or not hasattr(X, "chunks"):
