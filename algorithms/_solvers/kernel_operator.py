@@ -276,8 +276,14 @@ class KernelOperator(LinearOperator):
             partial[start] = total
 
         run_row_blocks(n, self.group, work)
-        out = CompensatedSum((m, n_columns))
-        for start in sorted(partial):
+        if not partial:
+            return CompensatedSum((m, n_columns))
+        # merged into the first group's sum (the same bits as into a zero sum): a new
+        # sum's np.zeros would release the GIL to the pool's threads that are winding
+        # down, and wait for it back (0.5 ms a pass on a 2-core VM, 11 % of a logistic fit)
+        first, *rest = sorted(partial)
+        out = partial[first]
+        for start in rest:
             out.merge(partial[start])
         return out
 
