@@ -6,8 +6,8 @@ from sklearn.base import ClassifierMixin, RegressorMixin
 from ._core.targets import OneVsRestFitMixin, RegressionFitMixin
 from ._kernels.matern import NU_DOC
 from ._machines.nystroem import KERNEL_CACHE_DOC
-from ._machines.nystroem_cv import (GAMMAS_DOC, SEARCH_DOC, TARGET_INPUT, InMemoryFit, NystroemCVBase,
-                                    RefittedClassifier)
+from ._machines.nystroem_cv import (GAMMAS_DOC, GRID_CACHE_DOC, SEARCH_DOC, TARGET_INPUT, InMemoryFit,
+                                    NystroemCVBase, RefittedClassifier)
 from .nystroem_kernel_ridge import NystroemKernelRidge, NystroemKernelRidgeClassifier
 
 __all__ = ["NystroemKernelRidgeCV", "NystroemKernelRidgeClassifierCV"]
@@ -38,8 +38,8 @@ _SHARED_DOC = """
 
     R² and the squared errors follow from a fold's normal equations; accuracy
     and other scorers take one more pass computing each test fold's predictions
-    for every ``alpha`` at once, reading the kept kernel blocks when
-    ``kernel_cache`` allows (``n_gammas n m`` entries).
+    for every ``alpha`` at once, evaluating the kernel blocks again (or reading
+    them, ``n_gammas n m`` entries, kept within a ``kernel_cache`` budget in bytes).
 
     Cost: ``O(n m d + n_gammas n m^2)`` for the pass (two BLAS-3 products per row
     block and bandwidth: the triangular solve and the normal equations), one
@@ -89,7 +89,7 @@ _SHARED_DOC = """
         the same centres; its conjugate gradient at the plain machine's default
         ``tol`` and ``max_iter``). False fits no model: ``predict`` then raises,
         and only the search's attributes are set.
-""" + KERNEL_CACHE_DOC + """    verbose : bool, default=False
+""" + KERNEL_CACHE_DOC + GRID_CACHE_DOC + """    verbose : bool, default=False
         One tqdm progress bar over the whole search (passes, eigendecompositions, refit).
 """ + SEARCH_DOC + """    best_estimator_ : estimator
         The plain machine refitted at the best point (with ``refit=True``), its

@@ -54,6 +54,14 @@ SEARCH_DOC = """    random_state : int, RandomState or None
         ``param_alpha``, ``param_gamma``, ``split{k}_test_score``,
         ``mean_test_score``, ``std_test_score``, ``rank_test_score``.
 """
+#: What ``kernel_cache`` means to the cross-validated ridge searches (after the plain machine's text).
+GRID_CACHE_DOC = """        In the search itself ``'auto'`` keeps no blocks: a scorer other than R²
+        reads each bandwidth's blocks once more (the test folds' predictions), and
+        evaluating them again (one distance product shared by every bandwidth, then
+        each bandwidth's formula) costs less than writing them to memory and reading
+        them back. A number keeps them within that budget. The refit reads
+        ``kernel_cache`` as the plain machine does.
+"""
 #: The input checks of the target mixins' ``fit``: cross-validation needs two rows
 #: (scikit-learn's error then names "1 sample").
 TARGET_INPUT = {"ensure_min_samples": 2}
@@ -208,8 +216,9 @@ class NystroemCVBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator):
                                                                   scoring)).set_on(self)
         self.gammas_ = np.asarray(AUTO_GAMMA_FACTORS) * self.gamma_ if gammas is None else gammas
         kept = n_gammas * X.shape[0] * self.n_components_ * X.dtype.itemsize
-        keep = scoring.kind != "squared" and kept <= min(kernel_cache_budget(self.kernel_cache),
-                                                         MEMORY_FRACTION * available_memory_bytes())
+        # the search reads its blocks twice at most: 'auto' keeps none of them (see GRID_CACHE_DOC)
+        budget = 0 if isinstance(self.kernel_cache, str) else kernel_cache_budget(self.kernel_cache)
+        keep = scoring.kind != "squared" and kept <= min(budget, MEMORY_FRACTION * available_memory_bytes())
         self.kernel_cache_ = kept if keep else 0
 
     def _factors(self, dtype):
