@@ -5,8 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from kernelmaps._numba.compensated import two_sum_into
-from kernelmaps._numba.compensated import CompensatedSum
+from kernelmaps._numba.compensated import CompensatedSum, two_sum_into
 
 
 def test_compensated_sums_do_not_depend_on_the_order():

@@ -47,6 +47,12 @@ def serial():
         numba.set_num_threads(previous)
 
 
+def _distributed_client():
+    """The active ``dask.distributed`` client, or ``None`` when graphs run in this process."""
+    client = getattr(dask.base.get_scheduler(), "__self__", None)
+    return client if client is not None and hasattr(client, "who_has") else None
+
+
 def worker_memory():
     """The memory each worker of the active ``dask.distributed`` cluster can still take, in
     bytes, or ``None`` when the graphs run in this process (no distributed client).
@@ -55,8 +61,8 @@ def worker_memory():
     without a limit is given an equal share of this machine's available memory (the
     workers of a ``LocalCluster`` share it).
     """
-    client = getattr(dask.base.get_scheduler(), "__self__", None)
-    if client is None or not hasattr(client, "scheduler_info"):
+    client = _distributed_client()
+    if client is None:
         return None
     try:
         workers = list(client.scheduler_info(n_workers=-1)["workers"].values())
@@ -71,12 +77,6 @@ def worker_memory():
         used = (info.get("metrics") or {}).get("memory", 0) or 0
         room.append(max(0.0, float(limit - used)) if limit else shared)
     return room
-
-
-def _distributed_client():
-    """The active ``dask.distributed`` client, or ``None`` when graphs run in this process."""
-    client = getattr(dask.base.get_scheduler(), "__self__", None)
-    return client if client is not None and hasattr(client, "who_has") else None
 
 
 class Homes:
