@@ -279,8 +279,9 @@ class KernelOperator(LinearOperator):
         if not partial:
             return CompensatedSum((m, n_columns))
         # merged into the first group's sum (the same bits as into a zero sum): a new
-        # sum's np.zeros would release the GIL to the pool's threads that are winding
-        # down, and wait for it back (0.5 ms a pass on a 2-core VM, 11 % of a logistic fit)
+        # sum's np.zeros releases the GIL, which the pool's threads winding down take,
+        # and the caller waits for it back (a kept-block sweep at n = 5000, m = 1000,
+        # k = 5 on 2 threads: 5.31 ms with the new sum, 4.98 ms without)
         first, *rest = sorted(partial)
         out = partial[first]
         for start in rest:
