@@ -41,22 +41,35 @@ def _gram_of_rows(T, scale):
     of ``T``'s diagonal block plus ``syrk`` of the rest of its rows, a block above
     it one GEMM of the rows from its column on (BLAS's triangular ``trmm`` would
     skip the zeros of the diagonal block but ran at half GEMM's rate).
+
+    The C-ordered ``T`` read in Fortran order is the lower ``L = T^T``, and
+    ``L^T L = T T^T``: LAPACK's and BLAS's lower routines take ``T``'s memory as it
+    is, where the upper ones need a transposed copy (at order 4096 that copy cost
+    as much as the ``lauum`` itself). Their Fortran-ordered lower result is, read in
+    C order, the upper triangle.
     """
     m, block = T.shape[0], cholesky.BLOCK_ORDER
     lauum = scipy.linalg.get_lapack_funcs("lauum", (T,))
     syrk = scipy.linalg.get_blas_funcs("syrk", (T,))
-    product = np.empty((m, m))
-    for i in range(0, m, block):
-        e = min(m, i + block)
-        diagonal, info = lauum(np.asfortranarray(T[i:e, i:e]), lower=0)
+
+    def triangle_product(i, e):
+        lower, info = lauum(T[i:e, i:e].T, lower=1)
         if info != 0:
             raise ValueError(f"LAPACK lauum failed with info={info}")
         if e < m:
-            # the C-ordered rows' transpose is Fortran-ordered: tail tail^T = (tail^T)^T tail^T
-            diagonal = syrk(1.0, T[i:e, e:].T, beta=1.0, c=diagonal, trans=1, lower=0, overwrite_c=1)
-        product[i:e, i:e] = diagonal
-        for j in range(e, m, block):
-            product[i:e, j:j + block] = T[i:e, j:] @ T[j:j + block, j:].T
+            # (T[i:e, e:]^T)^T T[i:e, e:]^T = tail tail^T
+            lower = syrk(1.0, T[i:e, e:].T, beta=1.0, c=lower, trans=1, lower=1, overwrite_c=1)
+        return lower.T
+
+    if m <= block:
+        product = triangle_product(0, m)
+    else:
+        product = np.empty((m, m))
+        for i in range(0, m, block):
+            e = min(m, i + block)
+            product[i:e, i:e] = triangle_product(i, e)
+            for j in range(e, m, block):
+                product[i:e, j:j + block] = T[i:e, j:] @ T[j:j + block, j:].T
     product *= scale
     return product
 
