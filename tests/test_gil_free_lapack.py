@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from kernelmaps._solvers.gil_free_lapack import RightUpperSolve, upper_cholesky_in_place
+from kernelmaps._solvers.gil_free_lapack import (RightUpperSolve, upper_cholesky_in_place,
+                                                 upper_transposed_solve_in_place)
 
 
 @pytest.mark.parametrize("m", [1, 5, 131])
@@ -41,6 +42,31 @@ def test_the_factorization_is_scipys_and_reports_what_is_not_positive_definite()
     assert upper_cholesky_in_place(indefinite) == 4
     with pytest.raises(ValueError, match="C-contiguous float64"):
         upper_cholesky_in_place(np.asfortranarray(S))
+
+
+@pytest.mark.parametrize("b, r", [(1, 1), (7, 30), (40, 3)])
+def test_the_in_place_solve_of_blocks_of_one_matrix_is_scipys(b, r):
+    rng = np.random.default_rng(b + r)
+    A = rng.standard_normal((b + r + 5, b + r + 9))
+    k, e = 2, 2 + b
+    A[k:e, k:e] += b * np.eye(b)
+    before = A.copy()
+    U, B = A[k:e, k:e], A[k:e, e:e + r]
+    expected = scipy.linalg.solve_triangular(np.triu(U), B, trans="T", lower=False)
+    upper_transposed_solve_in_place(U, B)
+    np.testing.assert_allclose(A[k:e, e:e + r], expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.triu(before[k:e, k:e]).T @ A[k:e, e:e + r], before[k:e, e:e + r], atol=1e-10)
+    # nothing outside B is written, and U's lower triangle (random here) is not read
+    outside = np.ones(A.shape, dtype=bool)
+    outside[k:e, e:e + r] = False
+    np.testing.assert_array_equal(A[outside], before[outside])
+    with pytest.raises(ValueError, match="float64 view with contiguous rows"):
+        upper_transposed_solve_in_place(U, B.astype(np.float32))
+    if r > 1:
+        with pytest.raises(ValueError, match="contiguous rows"):
+            upper_transposed_solve_in_place(U, A[k:e, e:e + 2 * r:2])
+    with pytest.raises(ValueError, match="do not make"):
+        upper_transposed_solve_in_place(U, np.ones((b + 1, r)))
 
 
 def test_threads_solving_at_once_get_each_their_own_result():

@@ -22,6 +22,8 @@ is the upper factor of the C-ordered matrix, in its own memory.
 import numpy as np
 import scipy.linalg
 
+from .gil_free_lapack import upper_transposed_solve_in_place
+
 #: Above this order a factorization runs in blocks of this order (see the module
 #: docstring for why: half the largest order seen to run). Below it, one call is
 #: faster than blocks of half its order: a ``potrf`` and a ``lauum`` of order 8192 took
@@ -50,8 +52,7 @@ def upper_cholesky(A):
         A[k:e, k:e] = _upper_factor(A[k:e, k:e], overwrite_a=False)
         A[k:e, :k] = 0.0
         if e < m:
-            A[k:e, e:] = scipy.linalg.solve_triangular(A[k:e, k:e], A[k:e, e:], trans="T", lower=False,
-                                                       check_finite=False)
+            upper_transposed_solve_in_place(A[k:e, k:e], A[k:e, e:])
             for j in range(e, m, BLOCK_ORDER):
                 A[j:j + BLOCK_ORDER, j:] -= A[k:e, j:j + BLOCK_ORDER].T @ A[k:e, j:]
     return A

@@ -1,4 +1,4 @@
-"""SciPy's own BLAS ``trsm`` and LAPACK ``potrf``, called without holding the GIL.
+"""SciPy's own BLAS ``trsm`` and LAPACK ``potrf``, called without holding the GIL (and in place).
 
 SciPy's wrappers (``solve_triangular``, ``cho_factor``, ``scipy.linalg.blas``)
 hold the GIL for the whole call, so two threads that each solve or factor their
@@ -87,3 +87,30 @@ def upper_cholesky_in_place(A):
     _routine("lapack", "dpotrf", 5)(ctypes.byref(uplo), ctypes.byref(n), A.ctypes.data_as(_POINTER),
                                     ctypes.byref(n), ctypes.byref(info))
     return info.value
+
+
+def upper_transposed_solve_in_place(U, B):
+    """``B <- U^-T B`` in place, for an upper triangular ``U`` (``b x b``) and ``B`` (``b x r``).
+
+    Both are float64 row-major views (unit column stride, any row stride), such as
+    blocks of one C-ordered matrix: BLAS ``dtrsm`` reads them where they are, without
+    the transposed copies SciPy's ``solve_triangular`` makes of C-ordered blocks, and
+    without the GIL. ``U``'s lower triangle is not read.
+    """
+    for name, A in (("U", U), ("B", B)):
+        if A.dtype != np.float64 or A.ndim != 2 or (A.shape[1] > 1 and A.strides[1] != A.itemsize):
+            raise ValueError(f"{name} must be a 2-D float64 view with contiguous rows")
+    if U.shape[0] != U.shape[1] or B.shape[0] != U.shape[0]:
+        raise ValueError(f"U of shape {U.shape} and B of shape {B.shape} do not make U^T X = B")
+    if B.size == 0:
+        return B
+    # read in column-major order, U is the lower L = U^T and B is B^T: U^T X = B is X^T L^T = B^T,
+    # X^T = B^T L^-T (side R, lower, transposed)
+    side, uplo, transa, diag = (ctypes.c_char(flag) for flag in (b"R", b"L", b"T", b"N"))
+    rows, columns, one = ctypes.c_int(B.shape[1]), ctypes.c_int(B.shape[0]), ctypes.c_double(1.0)
+    lda = ctypes.c_int(max(1, U.strides[0] // U.itemsize))
+    ldb = ctypes.c_int(max(1, B.strides[0] // B.itemsize))
+    _routine("blas", "dtrsm", 11)(*_by_reference(side, uplo, transa, diag, rows, columns, one),
+                                  U.ctypes.data_as(_POINTER), ctypes.byref(lda),
+                                  B.ctypes.data_as(_POINTER), ctypes.byref(ldb))
+    return B
