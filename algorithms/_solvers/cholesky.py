@@ -59,9 +59,10 @@ def upper_cholesky(A):
 
 
 def _upper_factor(A, overwrite_a):
-    """One LAPACK ``potrf`` of the upper triangle of ``A``, without a transposed copy of a C-ordered ``A``
-    (its Fortran reading is the lower factor's problem; see the module docstring)."""
-    if A.flags.c_contiguous and not A.flags.f_contiguous:
+    """One LAPACK ``potrf`` of the upper triangle of ``A``, without a transposed copy of a row-major ``A``
+    (its Fortran reading is the lower factor's problem; see the module docstring). A diagonal block
+    of a larger C-ordered matrix is copied, but column by column of that reading, not transposed."""
+    if A.strides[1] == A.itemsize and not A.flags.f_contiguous:
         return scipy.linalg.cholesky(A.T, lower=True, overwrite_a=overwrite_a, check_finite=False).T
     return scipy.linalg.cholesky(A, lower=False, overwrite_a=overwrite_a, check_finite=False)
 

@@ -33,6 +33,18 @@ def _by_reference(*values):
     return [ctypes.byref(value) for value in values]
 
 
+def _lower_trsm(side, transa, L, lda, B, rows, columns, ldb):
+    """BLAS ``dtrsm`` in place on the Fortran reading of float64 memory: ``B <- op(L)^-1 B`` (side
+    ``b"L"``) or ``B op(L)^-1`` (``b"R"``), ``L`` lower with leading dimension ``lda``, ``B``
+    ``rows x columns`` with leading dimension ``ldb``."""
+    side, uplo, transa, diag = (ctypes.c_char(flag) for flag in (side, b"L", transa, b"N"))
+    rows, columns, one = ctypes.c_int(rows), ctypes.c_int(columns), ctypes.c_double(1.0)
+    lda, ldb = ctypes.c_int(max(1, lda)), ctypes.c_int(max(1, ldb))
+    _routine("blas", "dtrsm", 11)(*_by_reference(side, uplo, transa, diag, rows, columns, one),
+                                  L.ctypes.data_as(_POINTER), ctypes.byref(lda),
+                                  B.ctypes.data_as(_POINTER), ctypes.byref(ldb))
+
+
 class RightUpperSolve:
     """``X -> X T^-1`` for an upper triangular ``T`` (``Phi T = X``), by BLAS ``dtrsm`` without the GIL.
 
@@ -63,11 +75,8 @@ class RightUpperSolve:
             raise ValueError(f"X of shape {out.shape} does not have the {self.T.shape[0]} columns of T")
         if out.size:
             # X T^-1 = Y^T with T^T Y = X^T: in Fortran order the C-ordered T is the lower T^T and X is X^T
-            side, uplo, transa, diag = (ctypes.c_char(flag) for flag in (b"L", b"L", b"N", b"N"))
-            m, n, one = ctypes.c_int(out.shape[1]), ctypes.c_int(out.shape[0]), ctypes.c_double(1.0)
-            _routine("blas", "dtrsm", 11)(*_by_reference(side, uplo, transa, diag, m, n, one),
-                                          self.T.ctypes.data_as(_POINTER), ctypes.byref(m),
-                                          out.ctypes.data_as(_POINTER), ctypes.byref(m))
+            m = out.shape[1]
+            _lower_trsm(b"L", b"N", self.T, m, out, m, out.shape[0], m)
         return out
 
 
@@ -106,11 +115,5 @@ def upper_transposed_solve_in_place(U, B):
         return B
     # read in column-major order, U is the lower L = U^T and B is B^T: U^T X = B is X^T L^T = B^T,
     # X^T = B^T L^-T (side R, lower, transposed)
-    side, uplo, transa, diag = (ctypes.c_char(flag) for flag in (b"R", b"L", b"T", b"N"))
-    rows, columns, one = ctypes.c_int(B.shape[1]), ctypes.c_int(B.shape[0]), ctypes.c_double(1.0)
-    lda = ctypes.c_int(max(1, U.strides[0] // U.itemsize))
-    ldb = ctypes.c_int(max(1, B.strides[0] // B.itemsize))
-    _routine("blas", "dtrsm", 11)(*_by_reference(side, uplo, transa, diag, rows, columns, one),
-                                  U.ctypes.data_as(_POINTER), ctypes.byref(lda),
-                                  B.ctypes.data_as(_POINTER), ctypes.byref(ldb))
+    _lower_trsm(b"R", b"T", U, U.strides[0] // U.itemsize, B, B.shape[1], B.shape[0], B.strides[0] // B.itemsize)
     return B
