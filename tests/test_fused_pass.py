@@ -94,8 +94,9 @@ def test_a_wrong_bandwidth_is_caught(kernel, nu):
     assert error > 1e-3
 
 
-def test_several_blocks_give_the_same_sums_at_any_thread_count():
-    X, C, V, W, D = problem(5000, 300, 8, 3, np.float32, seed=3)
+@pytest.mark.parametrize("n_columns", [1, 3])
+def test_several_blocks_give_the_same_sums_at_any_thread_count(n_columns):
+    X, C, V, W, D = problem(5000, 300, 8, n_columns, np.float32, seed=3)
     op = operator(X, C, "gaussian", 0.1, 1.5)
     assert op.shape[0] > 4 * op.block  # several blocks and groups
     previous = numba.get_num_threads()
@@ -132,7 +133,7 @@ def test_an_overflowing_kernel_names_itself_and_the_rows():
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("n_columns", [3, 70])
+@pytest.mark.parametrize("n_columns", [1, 3, 70])
 def test_kept_blocks_are_the_fused_values_and_give_the_same_bits(dtype, n_columns):
     """Kept rows hold the 45 centres' values while the right-hand sides are padded to the tile's width:
     70 columns take several chunks of them on every target (64 float32 columns at most per chunk

@@ -13,6 +13,12 @@ exists: :data:`kernelmaps._numba.tiles.TILE_ROWS` rows at a time,
 4. ``U = D P + W`` (per row) and ``out += K^T U`` by a rank-``TILE_ROWS``
    update of ``out`` (:func:`kernelmaps._numba.tiles.rank_update`).
 
+With one right-hand side both ways, step 3 of a tile and step 4 of the tile
+before it share one sweep over the centres (:func:`_dots_and_update`): the
+rows arriving from memory for the one overlap the other's re-read from cache.
+On kept rows of 50 000 x 2000 (float64, one thread, a Zen 3 EPYC) that sweep
+took the pass from 1.9-2.2 to 1.45-1.6 times a ``gemv`` over the same block.
+
 Kept kernel rows (``stored``) are multiplied in place by the same steps 3 and
 4, over the same ``m`` centres in the same order: a pass over kept blocks gives
 the bits of a pass that evaluates them.
@@ -303,15 +309,24 @@ def fused_rows(epilogue, X, row_terms, S, bias, coefs, V, vectors, weights, adde
     m = out.shape[0]
     n_columns = out.shape[1]
     one_column = n_columns == 1
-    T = np.zeros((TILE_ROWS, S.shape[0] * S.shape[2]), S.dtype)
+    # one column both ways: group g's forward dots share their sweep with group g - 1's K^T U, so
+    # that the rows streaming in from memory for the one overlap the other's re-read from cache;
+    # group g - 1's evaluated rows must then outlive the evaluation of group g: two tiles take turns
+    pipelined = one_column and forward and backward
+    tiles = np.zeros((2 if pipelined and not reads_stored else 1, TILE_ROWS, S.shape[0] * S.shape[2]), S.dtype)
     Pt = np.zeros((TILE_ROWS, n_columns), S.dtype)
     Ut = np.zeros((TILE_ROWS, n_columns), S.dtype)
     zeros = np.zeros(n_columns, S.dtype)
     tail = np.zeros((TILE_ROWS, X.shape[1]), S.dtype)
     v = V.reshape(V.size)
     out_column = out.reshape(out.size)
+    # the rows of the group whose K^T U is still to add: none yet, zero rows (weighted 0)
+    no_rows = np.zeros((TILE_ROWS, m if pipelined else 0), S.dtype)
+    held, held_first = no_rows, 0
+    u = np.zeros(TILE_ROWS, S.dtype)
     for g in range(0, b, TILE_ROWS):
         rows = min(TILE_ROWS, b - g)
+        T = tiles[(g // TILE_ROWS) % tiles.shape[0]]
         # the products read the kept rows in place, or the tile (a last partial tile of kept rows is copied)
         values, first = T, 0
         if reads_stored and rows == TILE_ROWS:
@@ -328,6 +343,15 @@ def fused_rows(epilogue, X, row_terms, S, bias, coefs, V, vectors, weights, adde
             _kernel_rows(epilogue, T, rows, row_terms, g, coefs)
             if stored.shape[0] > 0:
                 _stored_rows(T, stored, g, rows, False)
+        if pipelined:
+            dots = _dots_and_update(values, first, v, held, held_first, u, out_column, m)
+            for r in range(rows):
+                P[g + r, 0] = dots[r]
+            _tile_rhs(Ut, P, weights, addend, g, rows, forward)
+            for r in range(TILE_ROWS):
+                u[r] = Ut[r, 0]
+            held, held_first = values, first
+            continue
         if forward and one_column:
             for r in range(rows):
                 P[g + r, 0] = _row_dot(values[first + r], v, m)
@@ -338,6 +362,28 @@ def fused_rows(epilogue, X, row_terms, S, bias, coefs, V, vectors, weights, adde
         if backward:
             _tile_rhs(Ut, P, weights, addend, g, rows, forward)
             _rank_update_rows(out, out_column, values, first, Ut, V.shape[0], vectors, one_column)
+    if pipelined and b > 0:
+        # the last group's K^T U, beside the dots of zero rows
+        _dots_and_update(no_rows, 0, v, held, held_first, u, out_column, m)
+
+
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
+def _dots_and_update(A, a_first, v, B, b_first, u, out_column, m):
+    """``A[a_first + r, :m] . v`` for the four rows ``r``, and ``out_column += B[b_first:b_first + 4, :m]^T u``,
+    in one sweep over the centres. Every row's dot goes through this loop (zero rows in ``B`` for the first
+    group, in ``A`` after the last), so a row's sum does not depend on where a block or chunk starts."""
+    a0, a1, a2, a3 = A[a_first], A[a_first + 1], A[a_first + 2], A[a_first + 3]
+    b0, b1, b2, b3 = B[b_first], B[b_first + 1], B[b_first + 2], B[b_first + 3]
+    u0, u1, u2, u3 = u[0], u[1], u[2], u[3]
+    s0 = s1 = s2 = s3 = A.dtype.type(0)
+    for j in range(m):
+        w = v[j]
+        s0 += a0[j] * w
+        s1 += a1[j] * w
+        s2 += a2[j] * w
+        s3 += a3[j] * w
+        out_column[j] += b0[j] * u0 + b1[j] * u1 + b2[j] * u2 + b3[j] * u3
+    return s0, s1, s2, s3
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
