@@ -138,6 +138,30 @@ def test_kernel_machine_setups_warm_exactly_what_is_timed(monkeypatch, tmp_path)
             assert _compiled_overloads() == before, f"time_fit of {label} compiled Numba code inside the timed call"
 
 
+def test_kernel_pass_setups_warm_exactly_what_is_timed(monkeypatch, tmp_path):
+    """The kernel pass, kept, fused and NumPy's, compiles nothing when timed, and the three paths agree."""
+    monkeypatch.setenv("KERNELMAPS_BENCH_CACHE", str(tmp_path))
+    from benchmarks import bench_kernel_pass, common
+
+    common._WARM.clear()
+    monkeypatch.setattr(bench_kernel_pass, "ROWS", 600)
+    monkeypatch.setattr(bench_kernel_pass, "CENTRES", 64)
+    paths, columns = bench_kernel_pass.KernelPass.params
+    assert "numpy" in paths, "the kernel pass benchmark runs no peer"
+    for path in paths:
+        for k in columns:
+            bench = bench_kernel_pass.KernelPass()
+            bench.setup(path, k)
+            before = _compiled_overloads()
+            bench.time_pass(path, k)
+            assert _compiled_overloads() == before, f"time_pass of {path}, k = {k} compiled Numba code when timed"
+    kept, fused, V = bench_kernel_pass.problem()
+    expected = kept.kept.T @ (kept.kept @ V[26])
+    for operator in (kept, fused):
+        np.testing.assert_allclose(operator.normal_matvec(V[26]), expected, rtol=1e-10, atol=1e-10)
+    common._WARM.clear()
+
+
 def test_random_binning_setups_warm_exactly_what_is_timed(monkeypatch, tmp_path):
     """Binning and its RFF comparison, transform and Binning + LS fit, compile nothing when timed."""
     monkeypatch.setenv("KERNELMAPS_BENCH_CACHE", str(tmp_path))
