@@ -16,7 +16,7 @@ exists: :data:`kernelmaps._numba.tiles.TILE_ROWS` rows at a time,
 With one right-hand side both ways, step 3 of a tile and step 4 of the tile
 before it share one sweep over the centres (:func:`_dots_and_update`): the
 rows arriving from memory for the one overlap the other's re-read from cache.
-On kept rows of 50 000 x 2000 (float64, one thread, a Zen 3 EPYC) that sweep
+On kept rows of 50 000 x 2000 (float64, one thread, a Zen 3 EPYC, Numba target znver3) that sweep
 took the pass from 1.9-2.2 to 1.45-1.6 times a ``gemv`` over the same block.
 
 Kept kernel rows (``stored``) are multiplied in place by the same steps 3 and
@@ -320,10 +320,9 @@ def fused_rows(epilogue, X, row_terms, S, bias, coefs, V, vectors, weights, adde
     tail = np.zeros((TILE_ROWS, X.shape[1]), S.dtype)
     v = V.reshape(V.size)
     out_column = out.reshape(out.size)
-    # the rows of the group whose K^T U is still to add: none yet, zero rows (weighted 0)
+    # the rows of the group whose K^T U is still to add (its U in Ut): none yet, zero rows (Ut is zero)
     no_rows = np.zeros((TILE_ROWS, m if pipelined else 0), S.dtype)
     held, held_first = no_rows, 0
-    u = np.zeros(TILE_ROWS, S.dtype)
     for g in range(0, b, TILE_ROWS):
         rows = min(TILE_ROWS, b - g)
         T = tiles[(g // TILE_ROWS) % tiles.shape[0]]
@@ -344,12 +343,10 @@ def fused_rows(epilogue, X, row_terms, S, bias, coefs, V, vectors, weights, adde
             if stored.shape[0] > 0:
                 _stored_rows(T, stored, g, rows, False)
         if pipelined:
-            dots = _dots_and_update(values, first, v, held, held_first, u, out_column, m)
+            dots = _dots_and_update(values, first, v, held, held_first, Ut, out_column, m)
             for r in range(rows):
                 P[g + r, 0] = dots[r]
             _tile_rhs(Ut, P, weights, addend, g, rows, forward)
-            for r in range(TILE_ROWS):
-                u[r] = Ut[r, 0]
             held, held_first = values, first
             continue
         if forward and one_column:
@@ -364,17 +361,17 @@ def fused_rows(epilogue, X, row_terms, S, bias, coefs, V, vectors, weights, adde
             _rank_update_rows(out, out_column, values, first, Ut, V.shape[0], vectors, one_column)
     if pipelined and b > 0:
         # the last group's K^T U, beside the dots of zero rows
-        _dots_and_update(no_rows, 0, v, held, held_first, u, out_column, m)
+        _dots_and_update(no_rows, 0, v, held, held_first, Ut, out_column, m)
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)
-def _dots_and_update(A, a_first, v, B, b_first, u, out_column, m):
-    """``A[a_first + r, :m] . v`` for the four rows ``r``, and ``out_column += B[b_first:b_first + 4, :m]^T u``,
+def _dots_and_update(A, a_first, v, B, b_first, U, out_column, m):
+    """``A[a_first + r, :m] . v`` for the four rows ``r``, and ``out_column += B[b_first:b_first + 4, :m]^T U[:, 0]``,
     in one sweep over the centres. Every row's dot goes through this loop (zero rows in ``B`` for the first
     group, in ``A`` after the last), so a row's sum does not depend on where a block or chunk starts."""
     a0, a1, a2, a3 = A[a_first], A[a_first + 1], A[a_first + 2], A[a_first + 3]
     b0, b1, b2, b3 = B[b_first], B[b_first + 1], B[b_first + 2], B[b_first + 3]
-    u0, u1, u2, u3 = u[0], u[1], u[2], u[3]
+    u0, u1, u2, u3 = U[0, 0], U[1, 0], U[2, 0], U[3, 0]
     s0 = s1 = s2 = s3 = A.dtype.type(0)
     for j in range(m):
         w = v[j]
