@@ -67,6 +67,11 @@ def test_the_in_place_solve_of_blocks_of_one_matrix_is_scipys(b, r):
             upper_transposed_solve_in_place(U, A[k:e, e:e + 2 * r:2])
     with pytest.raises(ValueError, match="do not make"):
         upper_transposed_solve_in_place(U, np.ones((b + 1, r)))
+    if b > 1:
+        with pytest.raises(ValueError, match="rows must follow each other"):
+            upper_transposed_solve_in_place(U, A[k:e, e:e + r][::-1])
+        with pytest.raises(ValueError, match="rows must follow each other"):
+            upper_transposed_solve_in_place(U[::-1], B)
 
 
 def test_threads_solving_at_once_get_each_their_own_result():

@@ -109,6 +109,11 @@ def upper_transposed_solve_in_place(U, B):
     for name, A in (("U", U), ("B", B)):
         if A.dtype != np.float64 or A.ndim != 2 or (A.shape[1] > 1 and A.strides[1] != A.itemsize):
             raise ValueError(f"{name} must be a 2-D float64 view with contiguous rows")
+        # BLAS steps from row to row by a leading dimension: a positive whole number of elements, at
+        # least a row (reversed or overlapping rows have none)
+        if A.shape[0] > 1 and (A.strides[0] < A.shape[1] * A.itemsize or A.strides[0] % A.itemsize):
+            raise ValueError(f"{name}'s rows must follow each other in memory without overlapping, got "
+                             f"strides {A.strides} for shape {A.shape}")
     if U.shape[0] != U.shape[1] or B.shape[0] != U.shape[0]:
         raise ValueError(f"U of shape {U.shape} and B of shape {B.shape} do not make U^T X = B")
     if B.size == 0:
