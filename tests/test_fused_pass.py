@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from kernelmaps._core.validation import FeatureOverflowError
-from kernelmaps._kernels.fused import FUSED_MAX_FEATURES
+from kernelmaps._kernels.fused import FUSED_MAX_COLUMNS, FUSED_MAX_FEATURES
 from kernelmaps._numba.tiles import TILE_ROWS, lanes
 from kernelmaps._solvers.kernel_operator import KernelOperator
 
@@ -33,6 +33,16 @@ def reference_kernel(kernel, X, C, gamma, nu, degree=3, coef0=0.7):
     if kernel == "polynomial":
         return (gamma * X @ C.T + coef0) ** degree
     return np.exp(gamma * X @ C.T)
+
+
+@pytest.fixture(params=["fused", "blas"])
+def products(request, monkeypatch):
+    """Which products a pass with several columns takes: the fused pass's tiles, or BLAS on the blocks of
+    its values (``FUSED_MAX_COLUMNS`` set to one column)."""
+    if request.param == "blas":
+        for dtype in list(FUSED_MAX_COLUMNS):
+            monkeypatch.setitem(FUSED_MAX_COLUMNS, dtype, 1)
+    return request.param
 
 
 def relative_error(result, reference):
@@ -86,6 +96,17 @@ def test_fused_pass_matches_numpy(kernel, nu, dtype, n, m, d, k):
     assert error < TOLERANCE[dtype], error
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kernel, nu", FUSED)
+def test_blas_products_of_the_fused_values_match_numpy(kernel, nu, dtype, monkeypatch):
+    monkeypatch.setitem(FUSED_MAX_COLUMNS, np.dtype(dtype), 1)
+    X, C, V, W, D = problem(301, 129, 16, 26, dtype)
+    gamma = 0.4 / 16
+    K = reference_kernel(kernel, X, C, gamma, nu)
+    error = check_passes(operator(X, C, kernel, gamma, nu), K, X, V, W, D, TOLERANCE[dtype])
+    assert error < TOLERANCE[dtype], error
+
+
 @pytest.mark.parametrize("kernel, nu", FUSED)
 def test_a_wrong_bandwidth_is_caught(kernel, nu):
     X, C, V, W, D = problem(203, 37, 5, 2, np.float64)
@@ -95,7 +116,7 @@ def test_a_wrong_bandwidth_is_caught(kernel, nu):
 
 
 @pytest.mark.parametrize("n_columns", [1, 3])
-def test_several_blocks_give_the_same_sums_at_any_thread_count(n_columns):
+def test_several_blocks_give_the_same_sums_at_any_thread_count(n_columns, products):
     X, C, V, W, D = problem(5000, 300, 8, n_columns, np.float32, seed=3)
     op = operator(X, C, "gaussian", 0.1, 1.5)
     assert op.shape[0] > 4 * op.block  # several blocks and groups
@@ -134,10 +155,12 @@ def test_an_overflowing_kernel_names_itself_and_the_rows():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("n_columns", [1, 3, 70])
-def test_kept_blocks_are_the_fused_values_and_give_the_same_bits(dtype, n_columns):
+def test_kept_blocks_are_the_fused_values_and_give_the_same_bits(dtype, n_columns, monkeypatch, products):
     """Kept rows hold the 45 centres' values while the right-hand sides are padded to the tile's width:
     70 columns take several chunks of them on every target (64 float32 columns at most per chunk
     with AVX-512), whose stride is the padded one."""
+    if products == "fused":
+        monkeypatch.setitem(FUSED_MAX_COLUMNS, np.dtype(dtype), n_columns)
     X, C, V, W, D = problem(700, 45, 6, n_columns, dtype, seed=5)
     fresh = operator(X, C, "laplacian", 0.2, 1.5)
     kept = KernelOperator(X, C, kernel="laplacian", gamma=0.2, keep_blocks=True)
@@ -155,6 +178,9 @@ def test_the_fused_pass_stops_at_the_crossover():
         X, C = np.zeros((10, limit + 1), dtype), np.zeros((3, limit + 1))
         assert KernelOperator(X, C, kernel="gaussian", gamma=1.0).fused is None
         assert KernelOperator(X[:, :limit], C[:, :limit], kernel="gaussian", gamma=1.0).fused is not None
+    for dtype, limit in FUSED_MAX_COLUMNS.items():
+        op = KernelOperator(np.zeros((10, 3), dtype), np.zeros((3, 3)), kernel="gaussian", gamma=1.0)
+        assert op._fuses(limit) and not op._fuses(limit + 1) and limit == 8 * lanes(dtype)
     X, C = np.zeros((10, 3)), np.zeros((3, 3))
     assert KernelOperator(X, C, kernel="gaussian", gamma=1.0, fused=False).fused is None
     assert KernelOperator(X, C, kernel="sech", gamma=1.0).fused is None

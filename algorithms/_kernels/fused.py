@@ -52,6 +52,27 @@ from .formulas import Cauchy, Exponential, Gaussian, Laplacian, MaternHalfIntege
 #: ``time.process_time``, under one BLAS and one Numba thread.) The fused pass wins up to
 #: 512 features; at 1024 BLAS wins in float64 and float32 ties.
 FUSED_MAX_FEATURES = {np.dtype(np.float32): 512, np.dtype(np.float64): 512}
+#: Most right-hand sides of a fused pass, per dtype: eight SIMD vectors of columns. With
+#: more, each block is written (the fused pass's values: kept or not, the same bits) and
+#: BLAS multiplies it, faster once the columns of ``V`` and ``K^T U`` no longer stay in
+#: cache beside the register tiles. Measured on a 2-core AMD EPYC (Zen 3, AVX2, Numba
+#: target znver3, OpenBLAS 0.3.31 Haswell kernels): Gaussian ``normal_matvec(V,
+#: weights=D)``, d = 16, 2 threads, median of 5, ms, fused / BLAS (``FUSED_MAX_COLUMNS``
+#: set high, then to 0), on kept blocks, then on evaluated ones:
+#:
+#: ======================  ====================  ====================  ====================
+#: n x m, dtype            k = 26                k = 40                k = 64
+#: ======================  ====================  ====================  ====================
+#: 12000 x 2000, float64   72 / 67, 101 / 111    97 / 83, 128 / 124    163 / 124, 205 / 167
+#: 8000 x 4096, float64    129 / 114, 184 / 188  192 / 162, 238 / 248  500 / 270, 569 / 359
+#: 12000 x 2000, float32   42 / 39, 65 / 65      64 / 53, 85 / 86      114 / 98, 132 / 114
+#: 8000 x 4096, float32    80 / 85, 106 / 120    139 / 132, 164 / 175  200 / 168, 214 / 252
+#: ======================  ====================  ====================  ====================
+#:
+#: At k = 130 BLAS took 0.62-0.9 of the fused time. Hence 32 float64 and 64 float32
+#: columns with AVX2; with AVX-512's wider vectors the rule allows twice as many, a
+#: width not measured here.
+FUSED_MAX_COLUMNS = {np.dtype(dtype): 8 * lanes(dtype) for dtype in (np.float32, np.float64)}
 
 _RECORDS = (Gaussian, Exponential, Polynomial, Laplacian, Cauchy, MaternHalfInteger)
 

@@ -19,7 +19,7 @@ from scipy.sparse.linalg import LinearOperator
 
 from .._core.parallel import block_rows, n_worker_threads, run_row_blocks
 from .._kernels.blocks import KernelBlocks
-from .._kernels.fused import FusedBlocks, fuses
+from .._kernels.fused import FUSED_MAX_COLUMNS, FusedBlocks, fuses
 from .._numba.compensated import CompensatedSum
 
 #: Partial sums of ``K^T U`` kept at once: the rows are cut into at most this many
@@ -73,9 +73,11 @@ class KernelOperator(LinearOperator):
         block written to scratch or kept), for the kernels and feature counts
         :func:`kernelmaps._kernels.fused.fuses` accepts; with kept blocks it
         reads them instead of evaluating the kernel, and multiplies in the same
-        order, so kept or not the products are the same bit for bit.
-        :meth:`kernel_block` gives its values. ``None``: every pass writes each
-        block (BLAS, the formula, the finiteness check) and applies it.
+        order, so kept or not the products are the same bit for bit. A pass with
+        more right-hand sides than :data:`kernelmaps._kernels.fused.FUSED_MAX_COLUMNS`
+        writes each block of its values (:meth:`kernel_block`, kept or evaluated)
+        and multiplies it by BLAS. ``None``: every pass writes each block (BLAS,
+        the formula, the finiteness check) and applies it.
 
     Notes
     -----
@@ -163,6 +165,11 @@ class KernelOperator(LinearOperator):
             self._block_kept[start // self.block] = True
         return G
 
+    def _fuses(self, *n_columns):
+        """Whether a pass with these numbers of right-hand sides runs fused: with more than
+        :data:`kernelmaps._kernels.fused.FUSED_MAX_COLUMNS`, BLAS multiplies the (fused) blocks faster."""
+        return self.fused is not None and max(n_columns) <= FUSED_MAX_COLUMNS[self.block_dtype]
+
     def _fused_run(self, lo, hi, rhs, n_columns, **products):
         """:meth:`FusedBlocks.run` on rows ``lo:hi``, reading or filling their kept block."""
         keeps = self._keeps(lo, hi)
@@ -179,14 +186,15 @@ class KernelOperator(LinearOperator):
     def _matmat(self, V):
         V = self._as_block_dtype(np.asarray(V).reshape(self.shape[1], -1))
         out = np.empty((self.shape[0], V.shape[1]))
-        if self.fused is not None:
+        fused = self._fuses(V.shape[1])
+        if fused:
             _check_finite("V", V)
             rhs = self.fused.right_hand_sides(V, V.shape[1])
 
         def work(start, stop):
             for lo in range(start, stop, self.block):
                 hi = min(stop, lo + self.block)
-                if self.fused is None:
+                if not fused:
                     out[lo:hi] = self.kernel_block(lo, hi) @ V
                 else:
                     out[lo:hi] = self._fused_run(lo, hi, rhs, V.shape[1], backward=False)[0]
@@ -234,7 +242,7 @@ class KernelOperator(LinearOperator):
         m = self.shape[1]
         if V is not None:
             V = self._as_block_dtype(np.asarray(V).reshape(m, -1))
-        if self.fused is not None:
+        if self._fuses(n_columns, 0 if V is None else V.shape[1]):
             return self._sum_over_blocks(self._fused_sweep(V, rows_map, n_columns), n_columns)
 
         def block_sum(lo, hi):
@@ -402,7 +410,7 @@ class KernelOperator(LinearOperator):
         if weights is not None:
             weights = np.asarray(weights, dtype=np.float64)
             weights = weights.reshape(-1, 1) if weights.ndim == 1 else weights
-        if self.fused is not None:
+        if self._fuses(k):
             total = self._fused_normal_sum(V, W, weights, k)
             return total if compensated else total.result()
 
