@@ -25,9 +25,7 @@ from scipy.sparse.linalg import aslinearoperator
 from .._numba.fastmath import FASTMATH
 
 
-@njit(["void(f4[:, ::1], i8[::1], f4, f4[:, ::1], f4[:, ::1])",
-       "void(f8[:, ::1], i8[::1], f8, f8[:, ::1], f8[:, ::1])"],
-      cache=True, nogil=True, fastmath=FASTMATH)
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
 def _group_soft_threshold(V, bounds, threshold, out, norms):
     """``out_g = max(0, 1 - threshold / ||V_g||) V_g`` per group and column; norms of out."""
     n_columns = V.shape[1]

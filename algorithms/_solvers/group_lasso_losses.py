@@ -39,8 +39,7 @@ def _sigmoid(a):
     return 1 / (1 + e) if a >= 0 else e / (1 + e)
 
 
-@njit(["f4(i8, f4, f4, f4, f4)", "f8(i8, f8, f8, f8, f8)"],
-      cache=True, nogil=True, inline="always", error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, inline="always", error_model="numpy", fastmath=FASTMATH)
 def _loss(code, z, t, epsilon, sharpness):
     if code == 0:
         r = z - t
@@ -52,8 +51,7 @@ def _loss(code, z, t, epsilon, sharpness):
             - 2 * _softplus(-sharpness * epsilon)) / sharpness
 
 
-@njit(["f4(i8, f4, f4, f4, f4)", "f8(i8, f8, f8, f8, f8)"],
-      cache=True, nogil=True, inline="always", error_model="numpy", fastmath=FASTMATH)
+@njit(cache=True, nogil=True, inline="always", error_model="numpy", fastmath=FASTMATH)
 def _loss_derivative(code, z, t, epsilon, sharpness):
     if code == 0:
         return z - t
@@ -63,9 +61,7 @@ def _loss_derivative(code, z, t, epsilon, sharpness):
     return _sigmoid(sharpness * (r - epsilon)) - _sigmoid(sharpness * (-r - epsilon))
 
 
-@njit(["void(i8, f4[:, ::1], f4[:, ::1], f4, f4, f4[:, ::1], f8[::1])",
-       "void(i8, f8[:, ::1], f8[:, ::1], f8, f8, f8[:, ::1], f8[::1])"],
-      cache=True, nogil=True, fastmath=FASTMATH)
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
 def _losses_and_derivatives(code, Z, T, epsilon, sharpness, derivative, totals):
     """Per column: ``totals[k] = sum_i l(Z[i, k], T[i, k])``; ``derivative = dl/dz``."""
     n_rows, n_columns = Z.shape
@@ -76,9 +72,7 @@ def _losses_and_derivatives(code, Z, T, epsilon, sharpness, derivative, totals):
             derivative[i, k] = _loss_derivative(code, Z[i, k], T[i, k], epsilon, sharpness)
 
 
-@njit(["void(i8, f4[:, ::1], f4[:, ::1], f4, f4, f8[::1])",
-       "void(i8, f8[:, ::1], f8[:, ::1], f8, f8, f8[::1])"],
-      cache=True, nogil=True, fastmath=FASTMATH)
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
 def _losses(code, Z, T, epsilon, sharpness, totals):
     n_rows, n_columns = Z.shape
     totals[:] = 0
@@ -87,9 +81,7 @@ def _losses(code, Z, T, epsilon, sharpness, totals):
             totals[k] += _loss(code, Z[i, k], T[i, k], epsilon, sharpness)
 
 
-@njit(["void(i8, f4[:, ::1], f4[:, ::1], f4, f4, f8[::1])",
-       "void(i8, f8[:, ::1], f8[:, ::1], f8, f8, f8[::1])"],
-      cache=True, nogil=True, fastmath=FASTMATH)
+@njit(cache=True, nogil=True, fastmath=FASTMATH)
 def _row_losses(code, Z, T, epsilon, sharpness, out):
     """``out[i] = sum_k l(Z[i, k], T[i, k])``: the loss of each row over all problems."""
     n_rows, n_columns = Z.shape
@@ -116,24 +108,29 @@ class Loss:
         # logistic: sigma' <= 1/4; epsilon-IGLL: two sigmoids' slopes, each <= sharpness/4
         return {0: 1.0, 1: 0.25, 2: self.sharpness / 2}[self.code]
 
+    def _constants(self, Z):
+        # in the block's dtype: the kernels compile once per dtype, on first use, and a
+        # float32 block's loss is computed in float32 throughout
+        return Z.dtype.type(self.epsilon), Z.dtype.type(self.sharpness)
+
     def totals(self, Z, T):
         """``sum_i l(Z[i, k], T[i, k])`` per column."""
         totals = np.empty(Z.shape[1])
-        _losses(self.code, Z, T, self.epsilon, self.sharpness, totals)
+        _losses(self.code, Z, T, *self._constants(Z), totals)
         return totals
 
     def totals_and_derivative(self, Z, T):
         """Loss sums per column and ``dl/dz`` at every entry."""
         derivative = np.empty_like(Z)
         totals = np.empty(Z.shape[1])
-        _losses_and_derivatives(self.code, Z, T, self.epsilon, self.sharpness, derivative,
-                                totals)
+        _losses_and_derivatives(self.code, Z, T, *self._constants(Z), derivative, totals)
         return totals, derivative
 
     def per_sample(self, Z, T):
         """Loss of every row summed over columns (for the standard error of a validation loss)."""
         out = np.empty(Z.shape[0])
-        _row_losses(self.code, np.ascontiguousarray(Z), T, self.epsilon, self.sharpness, out)
+        Z = np.ascontiguousarray(Z)
+        _row_losses(self.code, Z, T, *self._constants(Z), out)
         return out
 
     def best_intercept(self, T):
