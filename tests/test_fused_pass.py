@@ -134,7 +134,7 @@ def test_several_blocks_give_the_same_sums_at_any_thread_count(n_columns, produc
 
 
 @pytest.mark.parametrize("name", ["V", "W", "weights"])
-def test_non_finite_operands_are_refused(name):
+def test_non_finite_operands_are_refused(name, products):
     X, C, V, W, D = problem(50, 10, 3, 2, np.float64)
     operands = {"V": V, "W": W, "weights": D}
     operands[name][4, 1] = np.nan
@@ -151,6 +151,19 @@ def test_an_overflowing_kernel_names_itself_and_the_rows():
     op = operator(X * 50, C * 50, "exponential", 10.0, 1.5)
     with pytest.raises(FeatureOverflowError, match="exponential kernel .* overflows float32 .* on rows 0-"):
         op.normal_matvec(V)
+
+
+@pytest.mark.filterwarnings("error")
+def test_overflowing_products_name_the_kernel_on_either_path(products):
+    """Finite kernel values (6e37 in float32) whose products overflow: the fused pass checks its products,
+    and so do the BLAS products of its blocks, without NumPy's overflow warning first."""
+    X, C = np.ones((50, 1), np.float32), np.ones((20, 1))
+    op = operator(X, C, "exponential", 87.0, 1.5)
+    assert np.isfinite(op.kernel_block(0, 50)).all()
+    for product in (lambda: op.normal_matvec(np.full((20, 3), 1e3)), lambda: op @ np.full((20, 3), 1e3),
+                    lambda: op.T @ np.full((50, 3), 1e3)):
+        with pytest.raises(FeatureOverflowError, match=r"exponential kernel .* \(in its products\) on rows 0-49"):
+            product()
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

@@ -10,6 +10,7 @@ row-wise ``g``: the product conjugate gradient on the normal equations needs
 weighted loss (``K^T D K V``) and a loss's gradient (``K^T l'(K a)``).
 """
 
+import contextlib
 import math
 from typing import NamedTuple, Optional
 
@@ -18,9 +19,11 @@ import scipy.linalg
 from scipy.sparse.linalg import LinearOperator
 
 from .._core.parallel import block_rows, n_worker_threads, run_row_blocks
+from .._core.validation import FeatureOverflowError
 from .._kernels.blocks import KernelBlocks
 from .._kernels.fused import FUSED_MAX_COLUMNS, FusedBlocks, fuses
 from .._numba.compensated import CompensatedSum
+from .._numba.fastmath_arrays import all_finite
 
 #: Partial sums of ``K^T U`` kept at once: the rows are cut into at most this many
 #: groups, each summed by one thread.
@@ -170,6 +173,30 @@ class KernelOperator(LinearOperator):
         :data:`kernelmaps._kernels.fused.FUSED_MAX_COLUMNS`, BLAS multiplies the (fused) blocks faster."""
         return self.fused is not None and max(n_columns) <= FUSED_MAX_COLUMNS[self.block_dtype]
 
+    def _check_operands(self, **operands):
+        """Refuse non-finite operands of an operator with a fused pass, whichever products run: the fused
+        pass checks only its products, where a NaN operand would be named as an overflow."""
+        if self.fused is not None:
+            for name, A in operands.items():
+                if A is not None and not np.isfinite(A).all():
+                    raise ValueError(f"{name} contains NaN or infinity: the kernel products would be meaningless")
+
+    @contextlib.contextmanager
+    def _products_checked(self, where):
+        """``check(P)``, returning ``P``, for the BLAS products of a block of an operator with a fused pass:
+        it raises on a non-finite product, as the fused pass does, where NumPy would warn and go on."""
+        if self.fused is None:
+            yield lambda P: P
+            return
+
+        def check(P):
+            if not all_finite(P):
+                raise FeatureOverflowError(self.blocks.overflow_message(f"(in its products) {where}"))
+            return P
+
+        with np.errstate(over="ignore", invalid="ignore"):
+            yield check
+
     def _fused_run(self, lo, hi, rhs, n_columns, **products):
         """:meth:`FusedBlocks.run` on rows ``lo:hi``, reading or filling their kept block."""
         keeps = self._keeps(lo, hi)
@@ -186,16 +213,17 @@ class KernelOperator(LinearOperator):
     def _matmat(self, V):
         V = self._as_block_dtype(np.asarray(V).reshape(self.shape[1], -1))
         out = np.empty((self.shape[0], V.shape[1]))
+        self._check_operands(V=V)
         fused = self._fuses(V.shape[1])
         if fused:
-            _check_finite("V", V)
             rhs = self.fused.right_hand_sides(V, V.shape[1])
 
         def work(start, stop):
             for lo in range(start, stop, self.block):
                 hi = min(stop, lo + self.block)
                 if not fused:
-                    out[lo:hi] = self.kernel_block(lo, hi) @ V
+                    with self._products_checked(f"on rows {lo}-{hi - 1}") as check:
+                        out[lo:hi] = check(self.kernel_block(lo, hi) @ V)
                 else:
                     out[lo:hi] = self._fused_run(lo, hi, rhs, V.shape[1], backward=False)[0]
 
@@ -247,9 +275,10 @@ class KernelOperator(LinearOperator):
 
         def block_sum(lo, hi):
             K = self.kernel_block(lo, hi)
-            image = None if V is None else (K @ V).astype(np.float64, copy=False)
-            U = rows_map(lo, hi, image)
-            return K.T @ self._as_block_dtype(U)
+            with self._products_checked(f"on rows {lo}-{hi - 1}") as check:
+                image = None if V is None else check(K @ V).astype(np.float64, copy=False)
+                U = rows_map(lo, hi, image)
+                return check(K.T @ self._as_block_dtype(U))
 
         return self._sum_over_blocks(block_sum, n_columns)
 
@@ -372,9 +401,6 @@ class KernelOperator(LinearOperator):
 
     def _fused_normal_sum(self, V, W, weights, n_columns):
         """``K^T (D K V + W)`` by the fused pass, as a :class:`CompensatedSum`."""
-        for name, A in (("V", V), ("W", W), ("weights", weights)):
-            if A is not None:
-                _check_finite(name, A)
         if V is not None:
             V = self._as_block_dtype(np.reshape(V, (self.shape[1], -1)))
         W = None if W is None else np.reshape(W, (self.shape[0], -1))
@@ -410,6 +436,7 @@ class KernelOperator(LinearOperator):
         if weights is not None:
             weights = np.asarray(weights, dtype=np.float64)
             weights = weights.reshape(-1, 1) if weights.ndim == 1 else weights
+        self._check_operands(V=V, W=W, weights=weights)
         if self._fuses(k):
             total = self._fused_normal_sum(V, W, weights, k)
             return total if compensated else total.result()
@@ -433,9 +460,3 @@ def _mirror_upper(square, block=512):
         diagonal = square[start:stop, start:stop]
         diagonal[...] = np.triu(diagonal) + np.triu(diagonal, 1).T
     return square
-
-
-def _check_finite(name, A):
-    """Raise ``ValueError`` if ``A`` (an operand of a pass) holds NaN or infinity."""
-    if not np.isfinite(A).all():
-        raise ValueError(f"{name} contains NaN or infinity: the kernel products would be meaningless")
