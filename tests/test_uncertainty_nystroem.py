@@ -207,11 +207,11 @@ def test_kernel_operator_gram_is_the_dense_product():
 
 
 def test_the_gram_mirrors_its_upper_triangle_in_place_by_blocks_of_rows():
-    from kernelmaps._solvers.kernel_operator import _mirror_upper
+    from kernelmaps._solvers.cholesky import mirror_upper
 
     square = np.random.default_rng(2).standard_normal((11, 11))
     expected = np.triu(square) + np.triu(square, 1).T
-    assert _mirror_upper(square, block=3) is square
+    assert mirror_upper(square, block=3) is square
     np.testing.assert_array_equal(square, expected)
 
 

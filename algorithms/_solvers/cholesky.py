@@ -88,3 +88,14 @@ def lower_cholesky(A, overwrite_a=False):
 def cho_factor(A, overwrite_a=False):
     """``(L, True)`` for :func:`scipy.linalg.cho_solve`, by :func:`lower_cholesky`."""
     return lower_cholesky(A, overwrite_a=overwrite_a), True
+
+
+def mirror_upper(square, block=512):
+    """Copy the upper triangle of ``square`` onto its lower one, in place, a block of rows at a time
+    (no ``m x m`` temporary)."""
+    for start in range(0, square.shape[0], block):
+        stop = min(square.shape[0], start + block)
+        square[start:stop, :start] = square[:start, start:stop].T
+        diagonal = square[start:stop, start:stop]
+        diagonal[...] = np.triu(diagonal) + np.triu(diagonal, 1).T
+    return square

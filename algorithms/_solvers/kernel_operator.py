@@ -24,6 +24,7 @@ from .._kernels.blocks import KernelBlocks
 from .._kernels.fused import FUSED_MAX_COLUMNS, FusedBlocks, fuses
 from .._numba.compensated import CompensatedSum
 from .._numba.fastmath_arrays import all_finite
+from .cholesky import mirror_upper
 
 #: Partial sums of ``K^T U`` kept at once: the rows are cut into at most this many
 #: groups, each summed by one thread.
@@ -183,18 +184,14 @@ class KernelOperator(LinearOperator):
 
     @contextlib.contextmanager
     def _products_checked(self, where):
-        """``check(P)``, returning ``P``, for the BLAS products of a block of an operator with a fused pass:
-        it raises on a non-finite product, as the fused pass does, where NumPy would warn and go on."""
-        if self.fused is None:
-            yield lambda P: P
-            return
-
+        """``check(P)`` (returns ``P``) for the BLAS products of an operator with a fused pass: a non-finite
+        product raises, as in the fused pass, where NumPy would warn and go on."""
         def check(P):
-            if not all_finite(P):
+            if self.fused is not None and not all_finite(P):
                 raise FeatureOverflowError(self.blocks.overflow_message(f"(in its products) {where}"))
             return P
 
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(**({} if self.fused is None else {"over": "ignore", "invalid": "ignore"})):
             yield check
 
     def _fused_run(self, lo, hi, rhs, n_columns, **products):
@@ -396,7 +393,7 @@ class KernelOperator(LinearOperator):
                 partial[start][0][index] = None      # the memory plan counts one partial per thread
                 if k:
                     cross += partial[start][1][index]
-            results += [_mirror_upper(square), cross]
+            results += [mirror_upper(square), cross]
         return Gram(*results, *([None, None] if row_weights is None else []))
 
     def _fused_normal_sum(self, V, W, weights, n_columns):
@@ -449,14 +446,3 @@ class KernelOperator(LinearOperator):
             return image if W is None else image + W[lo:hi]
 
         return self.sweep_sum(V, rows_map, k) if compensated else self.sweep(V, rows_map, k)
-
-
-def _mirror_upper(square, block=512):
-    """Copy the upper triangle of ``square`` onto its lower one, in place, a block of rows at a time
-    (no ``m x m`` temporary)."""
-    for start in range(0, square.shape[0], block):
-        stop = min(square.shape[0], start + block)
-        square[start:stop, :start] = square[:start, start:stop].T
-        diagonal = square[start:stop, start:stop]
-        diagonal[...] = np.triu(diagonal) + np.triu(diagonal, 1).T
-    return square
