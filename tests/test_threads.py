@@ -58,3 +58,42 @@ def test_a_limit_above_the_started_threads_is_capped_and_results_do_not_change()
         assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS
     with threadpool_limits(limits=1):
         np.testing.assert_array_equal(rff.transform(X), reference)
+
+
+def _blas_thread_counts():
+    return sorted({info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"})
+
+
+@pytest.mark.parametrize("learner", ["ridge", "logistic"])
+def test_the_nystroem_solvers_iterate_on_one_blas_thread_and_factor_on_all(monkeypatch, learner):
+    # a threaded m x m solve between two passes leaves BLAS workers spinning on the cores the next
+    # pass needs: the iterations run single-threaded, the O(m^3) factorizations on BLAS's threads
+    from kernelmaps import NystroemKernelRidge, NystroemLogisticRegression
+    from kernelmaps._solvers import conjugate_gradient as cg_module, falkon, logistic_newton
+
+    seen = {"iterations": set(), "factors": set()}
+    original_cg, original_factor = cg_module.conjugate_gradient, falkon.ridge_cholesky
+
+    def counting_cg(*args, **kwargs):
+        seen["iterations"].update(_blas_thread_counts())
+        return original_cg(*args, **kwargs)
+
+    def counting_factor(*args, **kwargs):
+        seen["factors"].update(_blas_thread_counts())
+        return original_factor(*args, **kwargs)
+
+    module = falkon if learner == "ridge" else logistic_newton
+    monkeypatch.setattr(module, "conjugate_gradient", counting_cg)
+    monkeypatch.setattr(module, "ridge_cholesky", counting_factor)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((600, 4))
+    before = _blas_thread_counts()
+    with threadpool_limits(limits=2, user_api="blas"):
+        if learner == "ridge":
+            NystroemKernelRidge(40, alpha=1e-2, random_state=0).fit(X, X[:, 0])
+        else:
+            NystroemLogisticRegression(40, alpha=1e-2, random_state=0).fit(X, X[:, 0] > 0)
+        threaded = _blas_thread_counts()
+    assert seen["iterations"] == {1}
+    assert seen["factors"] == set(threaded)
+    assert _blas_thread_counts() == before

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
+from .._core.parallel import blas_single_thread
 from . import cholesky
 from .cholesky import upper_cholesky
 from .conjugate_gradient import CGResult, conjugate_gradient
@@ -276,8 +277,11 @@ def nystroem_kernel_ridge(K, K_mm, Y, lam, *, preconditioned=True, max_iter=100,
         def hessian(V):
             return K.normal_matvec(V) / n + lam * (K_mm @ V)
 
-        result = conjugate_gradient(hessian, rhs, x0=x0, max_iter=max_iter, tol=tol, callback=callback)
+        with blas_single_thread():
+            result = conjugate_gradient(hessian, rhs, x0=x0, max_iter=max_iter, tol=tol, callback=callback)
         return KernelRidgeSolution(result.x, result, None)
+    # the factors on BLAS's threads, the iterations' m x m products and solves single-threaded
+    # (see blas_single_thread: a threaded call's spinning workers slow the passes that follow)
     B = FalkonPreconditioner(K_mm, lam, block_epsilon(K))
 
     def preconditioned_hessian(U):
@@ -294,6 +298,7 @@ def nystroem_kernel_ridge(K, K_mm, Y, lam, *, preconditioned=True, max_iter=100,
     start = None if x0 is None else B.A @ (B.T @ np.asarray(x0, dtype=np.float64).reshape(rhs.shape))
     report = None if callback is None else (
         lambda it, residual, b: callback(it, residual, B.apply(b) if callback_coef else None))
-    result = conjugate_gradient(preconditioned_hessian, B.apply_transpose(rhs), x0=start,
-                                max_iter=max_iter, tol=tol, callback=report)
-    return KernelRidgeSolution(B.apply(result.x), result, B)
+    with blas_single_thread():
+        result = conjugate_gradient(preconditioned_hessian, B.apply_transpose(rhs), x0=start,
+                                    max_iter=max_iter, tol=tol, callback=report)
+        return KernelRidgeSolution(B.apply(result.x), result, B)

@@ -29,6 +29,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
+from .._core.parallel import blas_single_thread
 from .conjugate_gradient import conjugate_gradient
 from .falkon import block_epsilon, cholesky_with_jitter, ridge_cholesky
 
@@ -275,37 +276,47 @@ class _Walk:
         settled = False
         step = 0
         while True:
-            penalty, gradient, relative, objective = _assess(point, self.K_mm, path[min(step, len(path) - 1)], lam,
-                                                             self.reference, self.fit_intercept, self.tol)
+            with blas_single_thread():
+                penalty, gradient, relative, objective = _assess(point, self.K_mm, path[min(step, len(path) - 1)],
+                                                                 lam, self.reference, self.fit_intercept, self.tol)
             self.gradient_norms.append(relative)
             self.objectives.append(float(np.sum(objective)))
             if penalty == lam and (relative <= self.tol or settled):
                 return point, True, False
             if step >= max_iter:
                 return point, False, False
-            direction, intercept_direction, iterations = _newton_direction(
-                self.passes, self.K_mm, self.T, point, gradient, penalty, self.fit_intercept, self.centres_are_rows,
-                self.cg_max_iter, min(0.1, relative))
-            # half the Newton decrement g^T H^{-1} g, the decrease the quadratic model
-            # predicts for the full step, per column: at most a fraction tol of the
-            # objective left to gain ends the fit after this step, whose successors move
-            # the coefficients along directions the data barely constrain (at lam = 1e-6
-            # on 2·10^4 rows, thirteen more steps of 20 CG passes each change the
-            # objective by 4e-6 of itself and the test log-loss in its fifth digit)
-            predicted = 0.5 * (np.einsum("ij,ij->j", gradient, direction)
-                               + point.intercept_gradient * intercept_direction)
-            # only near the optimum (relative gradient below sqrt(tol)): an inexact step's decrement can
-            # undershoot by orders of magnitude where the preconditioned system is ill-conditioned (at a
-            # ridge below rounding, CG stopped at a 1.4 % residual predicted 2e-8 for an exact 1.9e-4)
-            settled = penalty == lam and relative <= np.sqrt(self.tol) \
-                and bool(np.all(predicted <= self.tol * np.abs(objective)))
-            point = _damped_update(self.passes, self.K_mm, point, objective, direction, intercept_direction, penalty)
+            # the step's O(m^3) factor on BLAS's threads, everything after it single-threaded
+            # (see blas_single_thread: a threaded call's spinning workers slow the passes that follow)
+            A = _step_factor(self.K_mm, self.T, point, penalty, self.centres_are_rows)
+            with blas_single_thread():
+                point, settled, iterations = self._step(point, gradient, objective, relative, penalty, lam, A)
             self.cg_iterations.append(iterations)
             self.penalties.append(penalty)
             step += 1
             self.steps += 1
             if self.callback is not None and self.callback(self.steps, relative, point.a, point.b) and not settled:
                 return point, False, True
+
+    def _step(self, point, gradient, objective, relative, penalty, lam, A):
+        """Newton's step from ``point`` with the preconditioner's factor ``A``: ``(point, settled, CG iterations)``."""
+        direction, intercept_direction, iterations = _newton_direction(
+            self.passes, self.T, A, point, gradient, penalty, self.fit_intercept, self.cg_max_iter,
+            min(0.1, relative))
+            # half the Newton decrement g^T H^{-1} g, the decrease the quadratic model
+            # predicts for the full step, per column: at most a fraction tol of the
+            # objective left to gain ends the fit after this step, whose successors move
+            # the coefficients along directions the data barely constrain (at lam = 1e-6
+            # on 2·10^4 rows, thirteen more steps of 20 CG passes each change the
+            # objective by 4e-6 of itself and the test log-loss in its fifth digit)
+        predicted = 0.5 * (np.einsum("ij,ij->j", gradient, direction)
+                           + point.intercept_gradient * intercept_direction)
+        # only near the optimum (relative gradient below sqrt(tol)): an inexact step's decrement can
+        # undershoot by orders of magnitude where the preconditioned system is ill-conditioned (at a
+        # ridge below rounding, CG stopped at a 1.4 % residual predicted 2e-8 for an exact 1.9e-4)
+        settled = penalty == lam and relative <= np.sqrt(self.tol) \
+            and bool(np.all(predicted <= self.tol * np.abs(objective)))
+        point = _damped_update(self.passes, self.K_mm, point, objective, direction, intercept_direction, penalty)
+        return point, settled, iterations
 
 
 def _gradient_norms(gradient, intercept_gradient, fit_intercept):
@@ -337,9 +348,9 @@ def _objective(point, K_mm, penalty):
     return point.loss + 0.5 * penalty * np.einsum("ij,ij->j", point.a, K_mm @ point.a)
 
 
-def _newton_direction(passes, K_mm, T, point, gradient, penalty, fit_intercept, centres_are_rows, max_iter, tol):
-    """Newton's step ``(d, d_b)`` per column, ``d`` by CG on ``B^T S B v = B^T r``, ``d = B v``."""
-    n, m, k = passes.shape
+def _step_factor(K_mm, T, point, penalty, centres_are_rows):
+    """The upper factor ``A`` of the step's preconditioner ``B = T^{-1} A^{-1}`` at ``point``."""
+    m = K_mm.shape[0]
     # one factor for every column, from the columns' mean weights: k factors of
     # O(m^3) each cost more than the passes of a many-class problem, and the CG of
     # each column stays exact (only its preconditioner is shared)
@@ -347,11 +358,17 @@ def _newton_direction(passes, K_mm, T, point, gradient, penalty, fit_intercept, 
         # a centre's weight is that of its row: W = sigmoid(f) sigmoid(-f) whatever
         # the label, at the logits f = K_mm a + b, known without a pass (and so the
         # same in memory and on Dask)
-        s = _sigmoid(K_mm @ point.a + point.b)
+        with blas_single_thread():  # a threaded product would leave workers spinning through the factorization
+            s = _sigmoid(K_mm @ point.a + point.b)
         centre_weights = (s * (1.0 - s)).mean(axis=1)
     else:
         centre_weights = np.full(m, point.weight_mean.mean())
-    A = ridge_cholesky(T, centre_weights, m, penalty)
+    return ridge_cholesky(T, centre_weights, m, penalty)
+
+
+def _newton_direction(passes, T, A, point, gradient, penalty, fit_intercept, max_iter, tol):
+    """Newton's step ``(d, d_b)`` per column, ``d`` by CG on ``B^T S B v = B^T r``, ``d = B v``."""
+    n, m, k = passes.shape
     u, s = point.weighted_sum, point.weight_mean
     # s > 0 unless every weight underflowed (a separable column far along its path)
     s_safe = np.where(s > 0, s, 1.0)
