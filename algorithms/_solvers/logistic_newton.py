@@ -302,12 +302,12 @@ class _Walk:
         direction, intercept_direction, iterations = _newton_direction(
             self.passes, self.T, A, point, gradient, penalty, self.fit_intercept, self.cg_max_iter,
             min(0.1, relative))
-            # half the Newton decrement g^T H^{-1} g, the decrease the quadratic model
-            # predicts for the full step, per column: at most a fraction tol of the
-            # objective left to gain ends the fit after this step, whose successors move
-            # the coefficients along directions the data barely constrain (at lam = 1e-6
-            # on 2·10^4 rows, thirteen more steps of 20 CG passes each change the
-            # objective by 4e-6 of itself and the test log-loss in its fifth digit)
+        # half the Newton decrement g^T H^{-1} g, the decrease the quadratic model
+        # predicts for the full step, per column: at most a fraction tol of the
+        # objective left to gain ends the fit after this step, whose successors move
+        # the coefficients along directions the data barely constrain (at lam = 1e-6
+        # on 2·10^4 rows, thirteen more steps of 20 CG passes each change the
+        # objective by 4e-6 of itself and the test log-loss in its fifth digit)
         predicted = 0.5 * (np.einsum("ij,ij->j", gradient, direction)
                            + point.intercept_gradient * intercept_direction)
         # only near the optimum (relative gradient below sqrt(tol)): an inexact step's decrement can
