@@ -1,0 +1,62 @@
+"""The logistic Newton steps keep their preconditioner's factor where factoring costs many passes."""
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+
+from kernelmaps import NystroemLogisticRegression
+from kernelmaps._solvers import logistic_newton
+
+RIDGE_CHOLESKY = logistic_newton.ridge_cholesky
+
+
+def _data():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((400, 3))
+    y = (X[:, 0] + 0.5 * np.sin(3 * X[:, 1]) + 0.3 * rng.standard_normal(400)) > 0
+    return X, y
+
+
+def _fit(monkeypatch, ratio=None, **params):
+    factors = []
+
+    def counting(T, weights, m, lam):
+        factors.append(lam)
+        return RIDGE_CHOLESKY(T, weights, m, lam)
+
+    monkeypatch.setattr(logistic_newton, "ridge_cholesky", counting)
+    if ratio is not None:
+        monkeypatch.setattr(logistic_newton, "FACTOR_REUSE_RATIO", ratio)
+    X, y = _data()
+    model = NystroemLogisticRegression(200, alpha=1e-3, gamma=0.5, random_state=0, **params).fit(X, y)
+    return model, factors, X
+
+
+def test_the_rule_keeps_the_factor_of_few_columns_and_not_of_many_classes():
+    # falkon-sklearn's binary fit (50 000 rows, 2000 centres) and letter's 26 classes on 12 000 rows
+    assert logistic_newton.reuses_factors(50_000, 2000, 1)
+    assert not logistic_newton.reuses_factors(12_000, 2000, 26)
+    assert not logistic_newton.reuses_factors(10**6, 1024, 1)
+
+
+def test_steps_at_one_ridge_share_a_factor_and_reach_the_same_optimum(monkeypatch):
+    assert logistic_newton.reuses_factors(400, 200, 1)
+    kept, kept_factors, X = _fit(monkeypatch)
+    fresh, fresh_factors, _ = _fit(monkeypatch, ratio=np.inf)
+    assert fresh_factors == fresh.penalties_
+    # a fresh factor where the ridge changes or the step before ran out of CG iterations
+    steps = list(zip(kept.penalties_, kept.cg_iterations_))
+    expected = [steps[0][0]] + [lam for (before, iterations), (lam, _) in zip(steps, steps[1:])
+                                if lam != before or iterations >= kept.cg_max_iter]
+    assert kept_factors == expected and len(expected) < kept.n_iter_
+    # the factor preconditions only: both stop at the target's tolerance, at one objective
+    assert kept.gradient_norms_[-1] <= kept.tol and fresh.gradient_norms_[-1] <= fresh.tol
+    np.testing.assert_allclose(kept.objectives_[-1], fresh.objectives_[-1], rtol=1e-6)
+    np.testing.assert_allclose(kept.predict_proba(X), fresh.predict_proba(X), atol=1e-3)
+
+
+def test_a_step_whose_cg_ran_out_gets_a_fresh_factor(monkeypatch):
+    with pytest.warns(ConvergenceWarning, match="max_iter=6"):
+        model, factors, _ = _fit(monkeypatch, cg_max_iter=1, max_iter=6)
+    assert all(iterations == 1 for iterations in model.cg_iterations_)
+    assert len(factors) == model.n_iter_
