@@ -36,9 +36,12 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
     or a step's Newton decrement predicts a gain of at most ``tol`` times the
     objective (at a small ridge the gradient criterion asks CG for directions the
     data barely constrain, at 20 passes a step, for no change in test loss).
-    A step that raises the objective is halved. Each pass over the rows computes
-    the kernel blocks on the fly (one GEMM plus the fused Numba epilogue per block,
-    blocks on the thread pool) and serves every class at once. Memory ``O(m^2)``
+    A step that raises the objective is halved. Where a factorization costs more
+    than ten passes (few classes, few rows per centre), the steps at one ridge
+    share the preconditioner factor of its first step, and a step whose CG ran out of iterations
+    gets a fresh one. Each pass over the rows reads the kept kernel blocks
+    (``kernel_cache``) or computes them on the fly (the fused pass, blocks on the
+    thread pool), and serves every class at once. Memory ``O(m^2)``
     for the preconditioner factors, which every class shares, plus the
     ``n x classes`` weights.
 
