@@ -90,8 +90,8 @@ def reuses_factors(n, m, k):
     centres' weights at the ridge's first step, costs later steps a few CG passes.
     On 50 000 binary rows and 2000 centres (Zen 3 EPYC, 2 cores; ratio 27) a
     factorization took 0.13 s and a kept-block pass 0.04 s: keeping the factor
-    cost 5 passes over 4 steps and took the fit from 4.45 s to 4.0 s (medians of
-    4). On letter (12 000 rows, 26 classes, the same centres; ratio 4) a pass took
+    cost 5 passes over 4 steps and took the fit from 5.03 s to 4.50 s (medians of
+    6, alternating processes). On letter (12 000 rows, 26 classes, the same centres; ratio 4) a pass took
     about 0.1 s, and keeping the factor cost 5 passes over 3 steps for no gain.
     """
     return 4.0 * m ** 3 / 3.0 >= FACTOR_REUSE_RATIO * 4.0 * n * m * k
