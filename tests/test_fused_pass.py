@@ -198,3 +198,42 @@ def test_the_fused_pass_stops_at_the_crossover():
     assert KernelOperator(X, C, kernel="gaussian", gamma=1.0, fused=False).fused is None
     assert KernelOperator(X, C, kernel="sech", gamma=1.0).fused is None
     assert KernelOperator(X, C, kernel="matern", gamma=1.0, nu=0.7).fused is None
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n_columns", [1, 3])
+def test_groups_of_kept_blocks_give_the_bits_of_the_evaluated_blocks(dtype, n_columns, monkeypatch):
+    """Past 16 blocks a thread's group holds several: a pass over kept blocks sums a group in one compiled
+    call (here groups of two blocks, the last block shorter), and gives the bits of the pass that evaluates
+    every block, at any thread count and for every product of the normal equations."""
+    X, C, V, W, D = problem(5000, 300, 8, n_columns, dtype, seed=4)
+    fresh = operator(X, C, "gaussian", 0.1, 1.5)
+    kept = KernelOperator(X, C, kernel="gaussian", gamma=0.1, keep_blocks=True)
+    assert kept.group == 2 * kept.block and X.shape[0] % kept.block
+    kept.normal_matvec(V)  # fills the kept blocks
+    groups = []
+    run_kept = type(kept.fused).run_kept
+    monkeypatch.setattr(type(kept.fused), "run_kept", lambda self, X, *args, **kw: groups.append(len(X))
+                        or run_kept(self, X, *args, **kw))
+    cases = [dict(V=V), dict(V=V, W=W), dict(V=V, weights=D), dict(V=V, W=W, weights=D[:, 0]), dict(V=None, W=W)]
+    previous = numba.get_num_threads()
+    try:
+        for threads in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+            numba.set_num_threads(threads)
+            for case in cases:
+                np.testing.assert_array_equal(kept.normal_matvec(**case), fresh.normal_matvec(**case))
+    finally:
+        numba.set_num_threads(previous)
+    assert sorted(set(groups)) == [X.shape[0] % kept.group, kept.group]
+
+
+def test_overflowing_products_of_a_kept_group_name_the_block_they_overflow_in():
+    """One row of block 11 (of 20, in the sixth group of two) has kernel values of 6e37 in float32: the kept
+    pass's products overflow there, and the error names that block's rows, not its group's first."""
+    X, C = np.zeros((5000, 1), np.float32), np.ones((300, 1))
+    X[3000] = 1.0
+    op = KernelOperator(X, C, kernel="exponential", gamma=87.0, keep_blocks=True)
+    assert op.block == 256 and op.group == 512
+    op @ np.full((300, 1), 1e-3)  # fills the kept blocks: finite products (1.8e37)
+    with pytest.raises(FeatureOverflowError, match=r"exponential kernel .* \(in its products\) on rows 2816-3071"):
+        op.normal_matvec(np.full((300, 1), 1e3))

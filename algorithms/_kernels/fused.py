@@ -28,6 +28,7 @@ import numpy as np
 from .._core.parallel import ThreadScratch
 from .._core.validation import FeatureOverflowError
 from .._numba.fastmath_arrays import all_finite
+from .._numba.fused_kept import kept_blocks_sum
 from .._numba.fused_pass import (ClampedExp, ExpOfDot, ExpOfL1, MaternOfSquares, PowerOfDot, Reciprocal,
                                  fused_rows)
 from .._numba.tiles import lanes, pack_columns, product_vectors, tile_width
@@ -199,12 +200,7 @@ class FusedBlocks:
             rows, row_terms = X, np.zeros(X.shape[0], self.dtype)
         else:
             rows, row_terms = self._rows(X)
-        w = np.zeros((b, 0), self.dtype)
-        if weights is not None and forward:
-            w = np.ascontiguousarray(np.asarray(weights, dtype=self.dtype).reshape(b, -1))
-            if w.shape[1] > 1:
-                w = _padded(w, width)
-        a = np.zeros((b, 0), self.dtype) if addend is None else _padded(np.asarray(addend, self.dtype), width)
+        w, a = self._row_operands(b, width, weights, addend, forward)
         P = np.zeros((b if forward else 0, width), self.dtype)
         out = np.zeros((self.n_centres, width), self.dtype)
         stored = np.zeros((0, 0), self.dtype) if stored is None else stored
@@ -216,6 +212,44 @@ class FusedBlocks:
             if product is not None and not all_finite(product):
                 raise FeatureOverflowError(self.blocks.overflow_message(f"(in its products) {where}"))
         return P, image
+
+
+    def _row_operands(self, b, width, weights, addend, forward):
+        """The ``weights`` and ``addend`` of ``b`` rows as :func:`fused_rows` takes them: in ``dtype``, zero
+        columns when absent (the weights also without ``forward``), padded to ``width`` columns (one weight
+        column stays one)."""
+        w = np.zeros((b, 0), self.dtype)
+        if weights is not None and forward:
+            w = np.ascontiguousarray(np.asarray(weights, dtype=self.dtype).reshape(b, -1))
+            if w.shape[1] > 1:
+                w = _padded(w, width)
+        a = np.zeros((b, 0), self.dtype) if addend is None else _padded(np.asarray(addend, self.dtype), width)
+        return w, a
+
+    def run_kept(self, X, stored, block, rhs, n_columns, total, *, weights=None, addend=None, forward=True,
+                 first_row=0):
+        """:meth:`run`'s ``K^T (D K V + W)`` of consecutive kept blocks of ``block`` rows, each added to the
+        :class:`CompensatedSum` ``total`` as a call of :meth:`run` per block would add it, in one compiled
+        call (:func:`kernelmaps._numba.fused_kept.kept_blocks_sum`).
+
+        ``X``, ``stored``, ``weights`` and ``addend`` hold the run's rows, whose first
+        is ``first_row`` of the pass (for the error message).
+
+        Raises
+        ------
+        FeatureOverflowError
+            If a block's product is not finite.
+        """
+        packed, vectors = rhs
+        b = stored.shape[0]
+        width = packed.shape[0] * packed.shape[2]
+        w, a = self._row_operands(b, width, weights, addend, forward)
+        failed = kept_blocks_sum(self.epilogue, X, self.centres, self.bias, self.coefs, packed, vectors, w, a,
+                                 stored, block, n_columns, forward, total.value, total.error)
+        if failed >= 0:
+            lo = first_row + failed * block
+            raise FeatureOverflowError(self.blocks.overflow_message(
+                f"(in its products) on rows {lo}-{min(lo + block, first_row + b) - 1}"))
 
 
 def _padded(A, width):

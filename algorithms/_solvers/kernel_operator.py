@@ -71,17 +71,14 @@ class KernelOperator(LinearOperator):
     Attributes
     ----------
     fused : FusedBlocks or None
-        The fused pass (:mod:`kernelmaps._kernels.fused`), which never writes a
-        kernel block (except into the kept blocks): used by :meth:`normal_matvec`,
-        ``@`` and its adjoint (and its product tiles by :meth:`sweep`, on each
-        block written to scratch or kept), for the kernels and feature counts
-        :func:`kernelmaps._kernels.fused.fuses` accepts; with kept blocks it
-        reads them instead of evaluating the kernel, and multiplies in the same
-        order, so kept or not the products are the same bit for bit. A pass with
-        more right-hand sides than :data:`kernelmaps._kernels.fused.FUSED_MAX_COLUMNS`
-        writes each block of its values (:meth:`kernel_block`, kept or evaluated)
-        and multiplies it by BLAS. ``None``: every pass writes each block (BLAS,
-        the formula, the finiteness check) and applies it.
+        The fused pass (:mod:`kernelmaps._kernels.fused`), which never writes a kernel block except into the
+        kept blocks, for the kernels and feature counts :func:`kernelmaps._kernels.fused.fuses` accepts: used
+        by :meth:`normal_matvec`, ``@`` and its adjoint, and by :meth:`sweep` on each block in scratch or kept.
+        Kept blocks are multiplied in the order they were evaluated, so the products are the same bit for
+        bit, and a thread's run of kept blocks is one compiled call. A pass with more right-hand sides than
+        :data:`kernelmaps._kernels.fused.FUSED_MAX_COLUMNS` writes each block of its values
+        (:meth:`kernel_block`) and multiplies it by BLAS. ``None``: every pass writes each block (BLAS, the
+        formula, the finiteness check) and applies it.
 
     Notes
     -----
@@ -297,25 +294,26 @@ class KernelOperator(LinearOperator):
 
         return block_sum
 
-    def _sum_over_blocks(self, block_sum, n_columns):
-        """``sum block_sum(lo, hi)`` over the pass's row blocks, as a :class:`CompensatedSum`
-        (each group of blocks summed by one thread, the groups merged in row order)."""
+    def _sum_over_blocks(self, block_sum, n_columns, kept_sum=None):
+        """``sum block_sum(lo, hi)`` over the pass's row blocks, as a :class:`CompensatedSum` (each group of blocks
+        summed by one thread, the groups merged in row order; ``kept_sum(start, stop, total)`` sums a kept group)."""
         n, m = self.shape
         partial = {}
 
         def work(start, stop):
             total = CompensatedSum((m, n_columns))
-            for lo in range(start, stop, self.block):
-                total.add(block_sum(lo, min(stop, lo + self.block)))
+            if kept_sum is not None and self._block_kept[start // self.block:-(-stop // self.block)].all():
+                kept_sum(start, stop, total)
+            else:
+                for lo in range(start, stop, self.block):
+                    total.add(block_sum(lo, min(stop, lo + self.block)))
             partial[start] = total
 
         run_row_blocks(n, self.group, work)
         if not partial:
             return CompensatedSum((m, n_columns))
-        # merged into the first group's sum (the same bits as into a zero sum): a new
-        # sum's np.zeros releases the GIL, which the pool's threads winding down take,
-        # and the caller waits for it back (a kept-block sweep at n = 5000, m = 1000,
-        # k = 5 on 2 threads: 5.31 ms with the new sum, 4.98 ms without)
+        # merged into the first group's sum (the same bits as into a zero sum): a new sum's np.zeros releases
+        # the GIL to the winding-down pool (a kept sweep at n = 5000, m = 1000, k = 5: 5.31 ms, 4.98 ms without)
         first, *rest = sorted(partial)
         out = partial[first]
         for start in rest:
@@ -325,17 +323,14 @@ class KernelOperator(LinearOperator):
     def gram(self, W=None, features=None, row_weights=None):
         """``F^T F`` and ``F^T W`` in one pass, float64, for the features ``F = features(K)`` of the rows.
 
-        ``features`` maps a block ``K[lo:hi]`` (``b x m``, the blocks' dtype) to its
-        ``b x m`` features (a change of basis, such as the Nyström features
-        ``K T^-1``); ``None`` takes ``K`` itself. Kept blocks are read, not
-        evaluated. Per block one BLAS ``syrk`` (the upper triangle of ``F^T F``,
-        ``b m^2 / 2`` multiply-adds, half a GEMM's) and a ``gemm`` for ``F^T W``,
-        accumulated in place: ``O(n m^2)`` time in all, against ``O(n m k)`` for a
-        :meth:`sweep`. The rows are cut into one group per worker thread, each
-        summed in float64 into its own ``m x m`` and ``m x k`` matrices (the memory
-        of the pass), the groups added in row order: the same result for the same
-        thread count, and to rounding (not bit for bit, unlike :meth:`sweep`) for
-        another.
+        ``features`` maps a block ``K[lo:hi]`` (``b x m``, the blocks' dtype) to its ``b x m`` features (a change
+        of basis, such as the Nyström features ``K T^-1``); ``None`` takes ``K`` itself. Kept blocks are read,
+        not evaluated. Per block one BLAS ``syrk`` (the upper triangle of ``F^T F``, ``b m^2 / 2``
+        multiply-adds, half a GEMM's) and a ``gemm`` for ``F^T W``, accumulated in place: ``O(n m^2)`` time in
+        all, against ``O(n m k)`` for a :meth:`sweep`. The rows are cut into one group per worker thread, each
+        summed in float64 into its own ``m x m`` and ``m x k`` matrices (the memory of the pass), the groups
+        added in row order: the same result for the same thread count, and to rounding (not bit for bit,
+        unlike :meth:`sweep`) for another.
 
         Parameters
         ----------
@@ -404,11 +399,13 @@ class KernelOperator(LinearOperator):
         rhs = self.fused.right_hand_sides(V, n_columns)
 
         def block_sum(lo, hi):
-            return self._fused_run(lo, hi, rhs, n_columns, forward=V is not None,
-                                   weights=None if weights is None else weights[lo:hi],
-                                   addend=None if W is None else W[lo:hi])[1]
+            return self._fused_run(lo, hi, rhs, n_columns, forward=V is not None, **_rows(lo, hi, weights, W))[1]
 
-        return self._sum_over_blocks(block_sum, n_columns)
+        def kept_sum(start, stop, total):
+            self.fused.run_kept(self.X[start:stop], self.kept[start:stop], self.block, rhs, n_columns, total,
+                                forward=V is not None, first_row=start, **_rows(start, stop, weights, W))
+
+        return self._sum_over_blocks(block_sum, n_columns, kept_sum if self.kept is not None else None)
 
     def normal_matvec(self, V, W=None, weights=None, compensated=False):
         """``K^T (D K V + W)`` in one pass over the rows.
@@ -446,3 +443,8 @@ class KernelOperator(LinearOperator):
             return image if W is None else image + W[lo:hi]
 
         return self.sweep_sum(V, rows_map, k) if compensated else self.sweep(V, rows_map, k)
+
+
+def _rows(lo, hi, weights, addend):
+    """The ``weights`` and ``addend`` keywords of a pass's rows ``lo:hi`` (None stays None)."""
+    return {name: None if A is None else A[lo:hi] for name, A in (("weights", weights), ("addend", addend))}
