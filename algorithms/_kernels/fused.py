@@ -213,7 +213,6 @@ class FusedBlocks:
                 raise FeatureOverflowError(self.blocks.overflow_message(f"(in its products) {where}"))
         return P, image
 
-
     def _row_operands(self, b, width, weights, addend, forward):
         """The ``weights`` and ``addend`` of ``b`` rows as :func:`fused_rows` takes them: in ``dtype``, zero
         columns when absent (the weights also without ``forward``), padded to ``width`` columns (one weight

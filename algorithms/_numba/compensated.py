@@ -14,7 +14,9 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def _two_sum(value, error, term):
+def two_sum_flat(value, error, term):
+    """``value += term`` with its rounding error added to ``error``, entry by entry over 1-D arrays
+    (``term`` float32 or float64); callable from compiled code."""
     for i in range(value.shape[0]):
         before = value[i]
         addend = np.float64(term[i])
@@ -52,7 +54,7 @@ def two_sum_into(value, error, term, term_error=None):
                                                                      and error.flags.c_contiguous):
         raise TypeError("a compensated sum is held in C-contiguous float64 arrays")
     flat_value, flat_error = value.reshape(-1), error.reshape(-1)
-    _two_sum(flat_value, flat_error, _flat_like(term, value))
+    two_sum_flat(flat_value, flat_error, _flat_like(term, value))
     if term_error is not None:
         _add(flat_error, _flat_like(term_error, value))
 

@@ -13,11 +13,11 @@ the same bits as the block-by-block pass.
 import numpy as np
 from numba import njit
 
+from .compensated import two_sum_flat
 from .fastmath_arrays import all_finite
 from .fused_pass import fused_rows
 
 
-# no fastmath: the compensated sum's error term is exactly what reassociation would cancel
 @njit(cache=True, nogil=True)
 def kept_blocks_sum(epilogue, X, S, bias, coefs, V, vectors, weights, addend, stored, block, n_columns, forward,
                     value, error):
@@ -42,8 +42,9 @@ def kept_blocks_sum(epilogue, X, S, bias, coefs, V, vectors, weights, addend, st
     forward : bool
         Whether ``K V`` is computed (``D K V`` is then part of ``U``).
     value, error : ndarray of shape (m, k), float64
-        The compensated sum, updated block by block in place (Knuth's TwoSum, as
-        :func:`kernelmaps._numba.compensated.two_sum_into` does it).
+        The compensated sum (C-contiguous), updated block by block in place by
+        :func:`kernelmaps._numba.compensated.two_sum_flat`, as
+        :meth:`~kernelmaps._numba.compensated.CompensatedSum.add` does it.
 
     Returns
     -------
@@ -56,6 +57,8 @@ def kept_blocks_sum(epilogue, X, S, bias, coefs, V, vectors, weights, addend, st
     out = np.empty((m, width), stored.dtype)
     P = np.empty((block if forward else 0, width), stored.dtype)
     row_terms = np.zeros(block, stored.dtype)
+    term = np.empty((m, n_columns), stored.dtype)
+    flat_value, flat_error = value.reshape(value.size), error.reshape(error.size)
     for index in range((n + block - 1) // block):
         lo = index * block
         hi = min(n, lo + block)
@@ -66,12 +69,6 @@ def kept_blocks_sum(epilogue, X, S, bias, coefs, V, vectors, weights, addend, st
                    addend[lo:hi], stored[lo:hi], True, rows, out, forward, True)
         if not (all_finite(rows[:, :n_columns]) and all_finite(out[:, :n_columns])):
             return index
-        for i in range(m):
-            for q in range(n_columns):
-                before = value[i, q]
-                term = np.float64(out[i, q])
-                total = before + term
-                virtual = total - before
-                error[i, q] += (before - (total - virtual)) + (term - virtual)
-                value[i, q] = total
+        term[:, :] = out[:, :n_columns]
+        two_sum_flat(flat_value, flat_error, term.reshape(term.size))
     return -1
