@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from kernelmaps._core.validation import FeatureOverflowError
-from kernelmaps._kernels.fused import FUSED_MAX_COLUMNS, FUSED_MAX_FEATURES
+from kernelmaps._kernels.fused import (FUSED_MAX_CENTRE_BYTES, FUSED_MAX_COLUMN_BYTES, FUSED_MAX_COLUMNS,
+                                       FUSED_MAX_FEATURES, fused_columns)
 from kernelmaps._numba.tiles import TILE_ROWS, lanes
 from kernelmaps._solvers.kernel_operator import KernelOperator
 
@@ -270,3 +271,33 @@ def test_the_register_tile_is_inlined_into_its_callers_loop_whatever_the_tuning(
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == "0"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_auto_fuses_up_to_the_centres_byte_budget_and_true_at_any_size(dtype):
+    """Past ``FUSED_MAX_CENTRE_BYTES`` of packed centres each tile's sweep over them streams from memory and
+    BLAS wins (2-3x at d = 256, m = 16384 on AVX2): ``'auto'`` fuses at the budget and not one centre past
+    it, in the rows' dtype; ``fused=True`` fuses either way."""
+    d = 256
+    at_budget = FUSED_MAX_CENTRE_BYTES // (d * np.dtype(dtype).itemsize)
+    X = np.random.default_rng(0).standard_normal((8, d)).astype(dtype)
+    for m, fused in ((at_budget, True), (at_budget + 1, False)):
+        C = np.random.default_rng(1).standard_normal((m, d))
+        assert (KernelOperator(X, C, kernel="gaussian", gamma=0.1).fused is not None) == fused, m
+        assert KernelOperator(X, C, kernel="gaussian", gamma=0.1, fused=True).fused is not None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_many_centres_leave_fewer_columns_to_the_fused_products(dtype):
+    """With AVX2, the right-hand sides and products a tile's sweep carries stop at ``FUSED_MAX_COLUMN_BYTES``:
+    at m = 16384, 16 float64 columns (26 ran 1.1-1.6x slower fused than through BLAS) and 32 float32 ones;
+    at m = 1024 the SIMD limit ``FUSED_MAX_COLUMNS`` alone. The operator follows the rule."""
+    X = np.random.default_rng(0).standard_normal((8, 4)).astype(dtype)
+    for m in (1024, 16384):
+        limit = fused_columns(dtype, m)
+        if FUSED_MAX_COLUMN_BYTES is None or m == 1024:
+            assert limit == FUSED_MAX_COLUMNS[np.dtype(dtype)]
+        else:
+            assert limit == {np.float32: 32, np.float64: 16}[dtype]
+        op = KernelOperator(X, np.random.default_rng(1).standard_normal((m, 4)), kernel="gaussian", gamma=0.1)
+        assert op._fuses(limit) and not op._fuses(limit + 1)

@@ -31,6 +31,7 @@ from .._numba.fastmath_arrays import all_finite
 from .._numba.fused_kept import kept_blocks_sum
 from .._numba.fused_pass import (ClampedExp, ExpOfDot, ExpOfL1, MaternOfSquares, PowerOfDot, Reciprocal,
                                  fused_rows)
+from .._numba.fwht import AVX512_TARGET
 from .._numba.tiles import lanes, pack_columns, product_vectors, tile_width
 from .formulas import Cauchy, Exponential, Gaussian, Laplacian, MaternHalfInteger, Polynomial, matern_polynomial
 
@@ -53,6 +54,23 @@ from .formulas import Cauchy, Exponential, Gaussian, Laplacian, MaternHalfIntege
 #: ``time.process_time``, under one BLAS and one Numba thread.) The fused pass wins up to
 #: 512 features; at 1024 BLAS wins in float64 and float32 ties.
 FUSED_MAX_FEATURES = {np.dtype(np.float32): 512, np.dtype(np.float64): 512}
+#: Most bytes of packed centres (``m x d`` in the block's dtype) at which the fused pass runs
+#: instead of BLAS and the formula. Each tile of 4 rows sweeps all the centres; past the
+#: caches that sweep streams from memory, where BLAS's blocked GEMM does not. Measured by
+#: ``kernel-pass-speed`` (about 10^5 rows, 2 threads), fused time over BLAS + formula at m = 16384,
+#: d = 256 (32 MiB of float64 centres, 16 MiB of float32), for k = 1 and 26 right-hand sides:
+#:
+#: - Zen 4, Numba target znver4 (AVX-512): float64 1.35 and 1.50, float32 0.83 and 0.80;
+#: - the same Zen 4, target haswell (AVX2): float64 2.21 and 2.52, float32 1.24 and 1.09;
+#: - a Zen 3 (AVX2), target znver3 before and after the tile was inlined, and haswell:
+#:   float64 2.09-2.65 and 2.83-3.26, float32 1.48-2.32 and 2.09-2.24.
+#:
+#: With one right-hand side, every cell with at most 8 MiB of packed centres (up to d = 256
+#: at m = 4096 and d = 64 at m = 16384) ran the fused pass at 0.31-1.19 of BLAS's time in
+#: these five runs. Hence 16 MiB with AVX-512, 8 MiB with AVX2. With 26 right-hand sides,
+#: some AVX2 cells under 8 MiB still ran fused at 1.1-2.2 of BLAS's time (m = 16384 with
+#: d = 4 to 64, m = 4096 with d = 256): the sweep of the columns, which this rule leaves out.
+FUSED_MAX_CENTRE_BYTES = (16 if AVX512_TARGET else 8) * 2 ** 20
 #: Most right-hand sides of a fused pass, per dtype: eight SIMD vectors of columns. With
 #: more, each block is written (the fused pass's values: kept or not, the same bits) and
 #: BLAS multiplies it, faster once the columns of ``V`` and ``K^T U`` no longer stay in
@@ -74,6 +92,16 @@ FUSED_MAX_FEATURES = {np.dtype(np.float32): 512, np.dtype(np.float64): 512}
 #: columns with AVX2; with AVX-512's wider vectors the rule allows twice as many, a
 #: width not measured here.
 FUSED_MAX_COLUMNS = {np.dtype(dtype): 8 * lanes(dtype) for dtype in (np.float32, np.float64)}
+#: Most bytes of right-hand sides and products (``2 m k`` in the block's dtype) that each tile's
+#: sweep carries beside the centres, with AVX2 (``None``: no limit). Past it BLAS multiplies
+#: the fused pass's values faster. Measured on the Zen 3 above (Gaussian ``normal_matvec``,
+#: 20 000 rows, m = 16384, 26 float64 columns: 6.5 MiB; 2 threads, median of 3, core-ns per
+#: entry; fused, then the fused values multiplied by BLAS, then BLAS + formula): d = 4 12.81,
+#: 11.18, 11.95; d = 16 15.68, 11.57, 11.74; d = 64 21.79, 13.73, 13.66. In float32 (26 columns
+#: padded to 32: 4 MiB) the fused pass still won, 5.06 against 5.80 and 5.83, and so did float64
+#: with one column, 6.53 against 8.11 and 7.50. The Zen 4's record (AVX-512) ran the fused pass
+#: at 0.38-0.56 of BLAS's time at m = 16384 with 26 float64 columns: no limit there.
+FUSED_MAX_COLUMN_BYTES = None if AVX512_TARGET else 4 * 2 ** 20
 
 _RECORDS = (Gaussian, Exponential, Polynomial, Laplacian, Cauchy, MaternHalfInteger)
 
@@ -82,7 +110,24 @@ def fuses(blocks, n_features):
     """Whether the pass of ``blocks`` (a :class:`KernelBlocks`) on rows of ``n_features`` is fused
     (``None``: whether the kernel has a fused pass at all)."""
     return isinstance(blocks.record, _RECORDS) \
-        and (n_features is None or n_features <= FUSED_MAX_FEATURES[blocks.dtype])
+        and (n_features is None or fused_by_default(blocks.dtype, n_features, blocks.columns.shape[0]))
+
+
+def fused_columns(dtype, n_centres):
+    """Most right-hand sides a fused pass against ``n_centres`` centres multiplies in its tiles, in ``dtype``
+    (:data:`FUSED_MAX_COLUMNS`, fewer past :data:`FUSED_MAX_COLUMN_BYTES`)."""
+    dtype = np.dtype(dtype)
+    if FUSED_MAX_COLUMN_BYTES is None:
+        return FUSED_MAX_COLUMNS[dtype]
+    return min(FUSED_MAX_COLUMNS[dtype], FUSED_MAX_COLUMN_BYTES // (2 * n_centres * dtype.itemsize))
+
+
+def fused_by_default(dtype, n_features, n_centres):
+    """Whether a pass over rows of ``n_features`` against ``n_centres`` centres, in ``dtype``, is fused
+    when the caller leaves the choice to the operator (``fused='auto'``)."""
+    dtype = np.dtype(dtype)
+    return n_features <= FUSED_MAX_FEATURES[dtype] \
+        and n_centres * n_features * dtype.itemsize <= FUSED_MAX_CENTRE_BYTES
 
 
 class FusedBlocks:

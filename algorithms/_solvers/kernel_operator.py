@@ -21,7 +21,7 @@ from scipy.sparse.linalg import LinearOperator
 from .._core.parallel import block_rows, n_worker_threads, run_row_blocks
 from .._core.validation import FeatureOverflowError
 from .._kernels.blocks import KernelBlocks
-from .._kernels.fused import FUSED_MAX_COLUMNS, FusedBlocks, fuses
+from .._kernels.fused import FusedBlocks, fused_columns, fuses
 from .._numba.compensated import CompensatedSum
 from .._numba.fastmath_arrays import all_finite
 from .cholesky import mirror_upper
@@ -64,9 +64,9 @@ class KernelOperator(LinearOperator):
         bit: a kept block is the block a pass would compute.
     fused : 'auto' or bool, default='auto'
         Whether the passes use the fused pass:
-        ``'auto'`` for the kernels it covers up to the number of features where
-        BLAS becomes faster (:data:`kernelmaps._kernels.fused.FUSED_MAX_FEATURES`),
-        ``True`` for those kernels at any number of features, ``False`` never.
+        ``'auto'`` for the kernels it covers while BLAS is slower (at most
+        :data:`kernelmaps._kernels.fused.FUSED_MAX_FEATURES` features and ``FUSED_MAX_CENTRE_BYTES`` of centres),
+        ``True`` for those kernels at any size, ``False`` never.
 
     Attributes
     ----------
@@ -76,7 +76,7 @@ class KernelOperator(LinearOperator):
         by :meth:`normal_matvec`, ``@`` and its adjoint, and by :meth:`sweep` on each block in scratch or kept.
         Kept blocks are multiplied in the order they were evaluated, so the products are the same bit for
         bit, and a thread's run of kept blocks is one compiled call. A pass with more right-hand sides than
-        :data:`kernelmaps._kernels.fused.FUSED_MAX_COLUMNS` writes each block of its values
+        :func:`kernelmaps._kernels.fused.fused_columns` allows writes each block of its values
         (:meth:`kernel_block`) and multiplies it by BLAS. ``None``: every pass writes each block (BLAS, the
         formula, the finiteness check) and applies it.
 
@@ -168,8 +168,8 @@ class KernelOperator(LinearOperator):
 
     def _fuses(self, *n_columns):
         """Whether a pass with these numbers of right-hand sides runs fused: with more than
-        :data:`kernelmaps._kernels.fused.FUSED_MAX_COLUMNS`, BLAS multiplies the (fused) blocks faster."""
-        return self.fused is not None and max(n_columns) <= FUSED_MAX_COLUMNS[self.block_dtype]
+        :func:`kernelmaps._kernels.fused.fused_columns` allows, BLAS multiplies the (fused) blocks faster."""
+        return self.fused is not None and max(n_columns) <= fused_columns(self.block_dtype, self.shape[1])
 
     def _check_operands(self, **operands):
         """Refuse non-finite operands of an operator with a fused pass, whichever products run: the fused

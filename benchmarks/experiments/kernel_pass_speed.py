@@ -9,7 +9,7 @@ Experiment
     * **fused**: the fused pass (``fused=True``), which never writes a kernel block:
       register tiles of rows by centres, the formula and both products while the
       tile is in cache (what a pass costs when ``K(X, C)`` does not fit in memory,
-      below the crossover in ``d``);
+      below the crossover in ``d`` and in the centres' bytes);
     * **evaluated**: every block is a BLAS product, the kernel's formula and the two
       products (``fused=False``; the pass above the crossover);
     * **kept**: the blocks were kept by a first pass (``kernel_cache``), so the pass
@@ -41,7 +41,7 @@ COLUMNS = ("fused", "evaluated", "kept", "FMA limit", "read limit")
 #: The fused pass's bars at d = 16, m = 4096, k = 1 (core-ns per entry).
 FUSED_BARS = {"float64": 1.6, "float32": 0.8}
 #: The operator's own choice of path may be this much slower than BLAS + formula
-#: (the timing noise of a shared machine) before its crossover in d counts as wrong.
+#: (the timing noise of a shared machine) before its crossover counts as wrong.
 AUTO_NOISE = 1.1
 
 
@@ -123,8 +123,8 @@ def kernel_pass_speed(run):
     probe = [key for key in cells if key[1:] == (16, 4096, 1)]
     kept_bar = [cells[key]["kept"] <= 0.6 for key in probe if key[0] == "float64"]
     fused_bar = [cells[key]["fused"] <= min(FUSED_BARS[key[0]], 1.5 * cells[key]["FMA limit"]) for key in probe]
-    # the operator's own choice (fused='auto': fused up to the crossover in d, BLAS above) is never
-    # slower than the evaluated pass beyond the timing noise: the crossover is where it should be
+    # the operator's own choice (fused='auto': fused up to the crossover in d and in the centres' bytes,
+    # BLAS above) is never slower than the evaluated pass beyond the timing noise: the crossover is right
     auto_bar = [_auto(key, ns) <= AUTO_NOISE * ns["evaluated"] for key, ns in cells.items()]
     checks = kept_bar + fused_bar + auto_bar
     status = "holds" if checks and all(checks) else ("partly holds" if any(checks) else "does not hold")
@@ -144,19 +144,18 @@ def kernel_pass_speed(run):
              "check and the two products; the fused pass keeps a tile of 4 rows by the centres in registers and "
              "cache, and checks the products' finiteness instead of the block's. The read limit is one BLAS "
              "matrix-vector product over the kept block (reading it once), on the same machine and threads. The "
-             "verdict also asks that the operator's own choice (fused up to the crossover in d, BLAS above) be no "
+             "verdict also asks that the operator's own choice (fused up to the crossovers in d and in the centres' "
+             "bytes, BLAS above) be no "
              f"slower than BLAS + formula (within {AUTO_NOISE}x) in every cell.",
     )
 
 
 def _auto(key, ns):
     """The time of the path ``fused='auto'`` takes in the cell ``key``."""
-    import numpy as np
+    from kernelmaps._kernels.fused import fused_by_default
 
-    from kernelmaps._kernels.fused import FUSED_MAX_FEATURES
-
-    dtype, d = key[:2]
-    return ns["fused"] if d <= FUSED_MAX_FEATURES[np.dtype(dtype)] else ns["evaluated"]
+    dtype, d, m = key[:3]
+    return ns["fused"] if fused_by_default(dtype, d, m) else ns["evaluated"]
 
 
 def _plot(run, cells, target):
