@@ -9,7 +9,9 @@ Experiment
     * **fused**: the fused pass (``fused=True``), which never writes a kernel block:
       register tiles of rows by centres, the formula and both products while the
       tile is in cache (what a pass costs when ``K(X, C)`` does not fit in memory,
-      below the crossover in ``d`` and in the centres' bytes);
+      below the crossover in ``d`` and in the centres' bytes); with more right-hand
+      sides than :func:`kernelmaps._kernels.fused.fused_columns` allows (26 float64
+      columns at m = 16384 on AVX2), BLAS multiplies the fused values instead;
     * **evaluated**: every block is a BLAS product, the kernel's formula and the two
       products (``fused=False``; the pass above the crossover);
     * **kept**: the blocks were kept by a first pass (``kernel_cache``), so the pass
