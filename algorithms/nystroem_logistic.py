@@ -8,10 +8,16 @@ from ._core.base import classes_from_scores
 from ._core.targets import OneVsRestFitMixin
 from ._core.validation import check_bool, check_integer, is_dask_array
 from ._kernels.matern import NU_DOC
-from ._machines.nystroem import KERNEL_CACHE_DOC, DaskRoutedFit, NystroemMachineBase, dask_logistic_passes
-from ._solvers.logistic_newton import LogisticPasses, logistic_probabilities, nystroem_logistic_newton
+from ._machines.nystroem import (KERNEL_CACHE_DOC, DaskRoutedFit, NystroemMachineBase, dask_logistic_passes,
+                                 kernel_cache_budget)
+from ._solvers.kernel_operator import KernelOperator
+from ._solvers.logistic_newton import nystroem_logistic_newton
+from ._solvers.logistic_passes import LogisticPasses, logistic_probabilities
 
 __all__ = ["NystroemLogisticRegression"]
+
+#: The values of ``hessian_dtype``.
+HESSIAN_DTYPES = ("auto", "float32", "float64")
 
 
 class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMixin, NystroemMachineBase):
@@ -89,7 +95,23 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
         Newton steps, keeping the best coefficients.
     validation_fraction : float in (0, 1), default=0.1
     n_iter_no_change : int, default=5
-""" + KERNEL_CACHE_DOC + """    verbose : bool, default=False
+""" + KERNEL_CACHE_DOC + """        With float32 Hessian products (below) the fit keeps their float32 blocks
+        first (``4 n m`` bytes, read by every CG iteration), then the blocks in the
+        rows' dtype as well when both fit the budget.
+    hessian_dtype : {'auto', 'float32', 'float64'}, default='auto'
+        The precision of the Hessian products ``K^T W K V`` inside each Newton
+        step's CG. ``'auto'`` is float32 for in-memory float64 rows (float32 rows
+        are float32 throughout), float64 on Dask input. The gradient, the
+        objective and the weights ``W`` stay in the rows' dtype, so the optimum
+        is the same; the Hessian only directs the steps, and each CG iteration
+        reads half the bytes of kept blocks, or evaluates the kernel at float32's
+        speed. Where the products' rounding matters (a ridge so small, or a
+        kernel so flat, that it stalls the steps: a step that leaves the
+        relative gradient norm above 0.9 of its value, or a CG that meets
+        negative curvature), the fit moves to float64 products for its remaining
+        steps. ``'float64'`` computes them in the rows' dtype, as a Dask fit
+        does: its coefficients equal the Dask fit's on the same centres.
+    verbose : bool, default=False
         A tqdm progress bar over the Newton steps.
     random_state : int, RandomState or None
 
@@ -150,18 +172,22 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
     def __init__(self, n_components="auto", *, alpha=1.0, kernel="gaussian", gamma="scale", degree=2,
                  coef0=1.0, nu=1.5, landmarks="uniform", fit_intercept=True, max_iter=20, tol=1e-4, cg_max_iter=20,
                  early_stopping=False, validation_fraction=0.1, n_iter_no_change=5, kernel_cache="auto",
-                 verbose=False, random_state=None):
+                 hessian_dtype="auto", verbose=False, random_state=None):
         super().__init__(n_components, alpha=alpha, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                          nu=nu, landmarks=landmarks, max_iter=max_iter, tol=tol, early_stopping=early_stopping,
                          validation_fraction=validation_fraction, n_iter_no_change=n_iter_no_change,
                          kernel_cache=kernel_cache, verbose=verbose, random_state=random_state)
         self.fit_intercept = fit_intercept
         self.cg_max_iter = cg_max_iter
+        self.hessian_dtype = hessian_dtype
 
     def _check_solver_params(self):
         super()._check_solver_params()
         check_integer(self.cg_max_iter, "cg_max_iter")
         check_bool(self.fit_intercept, "fit_intercept")
+        if not (isinstance(self.hessian_dtype, str) and self.hessian_dtype in HESSIAN_DTYPES):
+            raise ValueError(f"hessian_dtype must be one of {', '.join(map(repr, HESSIAN_DTYPES))}, "
+                             f"got {self.hessian_dtype!r}")
 
     def _fit_targets(self, X, T, labels):
         self._check_params(X.shape[1])
@@ -171,14 +197,36 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
         if held_out is not None:
             X, X_val, T, label_val = X[train], X[held_out], T[train], labels[held_out]
         self._set_kernel_and_centres(X, rng)
-        keep = self._plan_kernel_cache(X.shape[0] + (0 if X_val is None else X_val.shape[0]), X.dtype)
-        self.solve_on(self._operator(X, keep_blocks=keep), T, X_val, label_val)
+        single = self.hessian_dtype != "float64" and X.dtype != np.float32
+        keep, keep_single = self._plan_logistic_cache(X.shape[0], 0 if X_val is None else X_val.shape[0], single)
+        hessian = self._operator(X.astype(np.float32), keep_blocks=keep_single) if single else None
+        self.solve_on(self._operator(X, keep_blocks=keep), T, X_val, label_val, hessian=hessian)
 
-    def solve_on(self, K, T, X_val=None, label_val=None):
+    def _plan_logistic_cache(self, n_train, n_held_out, single):
+        """``(keep, keep_single)``: whether the fit keeps ``K(X, C)`` in the rows' dtype (training and
+        held-out rows), and the float32 blocks of the Hessian products (training rows). The float32
+        blocks, read by every CG iteration, come first; both are kept when both fit the budget.
+        Sets ``kernel_cache_`` to the bytes kept."""
+        if not single:
+            return self._plan_kernel_cache(n_train + n_held_out, np.float64), False
+        budget = kernel_cache_budget(self.kernel_cache)
+        m = self.n_components_
+        single_bytes = KernelOperator.kept_bytes(n_train, m, np.float32)
+        double_bytes = KernelOperator.kept_bytes(n_train + n_held_out, m, np.float64)
+        keep_single = single_bytes <= budget
+        keep = keep_single and single_bytes + double_bytes <= budget
+        self.kernel_cache_ = keep_single * single_bytes + keep * double_bytes
+        return keep, keep_single
+
+    def solve_on(self, K, T, X_val=None, label_val=None, hessian=None):
         """Fit ``coef_`` and ``intercept_`` on the operator ``K`` of the training rows and their
-        ±1 targets ``T`` (in memory, or a Dask operator with ``T`` a Dask array)."""
+        ±1 targets ``T`` (in memory, or a Dask operator with ``T`` a Dask array); ``hessian``, an
+        in-memory float32 operator on the same rows and centres, takes the Hessian products."""
         self.lambda_ = float(self.alpha) / K.shape[0]
-        passes = dask_logistic_passes(K, T) if is_dask_array(T) else LogisticPasses(K, T)
+        if is_dask_array(T) and self.hessian_dtype == "float32":
+            raise ValueError("hessian_dtype='float32' is for in-memory rows: on Dask input the Hessian products "
+                             "are float64; use 'auto' or 'float64'")
+        passes = dask_logistic_passes(K, T) if is_dask_array(T) else LogisticPasses(K, T, hessian=hessian)
         with self._progress(self.max_iter, "Newton steps") as bar:
             callback, state = self._early_stopper(X_val, label_val, self._error_rate, bar)
             result = nystroem_logistic_newton(passes, self._centre_gram(), self.lambda_,

@@ -16,7 +16,8 @@ from ._machines.nystroem import KERNEL_CACHE_DOC, kernel_cache_budget
 from ._machines.nystroem_cv import (GAMMAS_DOC, SEARCH_DOC, TARGET_INPUT, InMemoryFit, NystroemCVBase,
                                     RefittedClassifier)
 from ._solvers.kernel_operator import KernelOperator
-from ._solvers.logistic_newton import LogisticPasses, nystroem_logistic_newton
+from ._solvers.logistic_newton import nystroem_logistic_newton
+from ._solvers.logistic_passes import LogisticPasses
 from .nystroem_logistic import NystroemLogisticRegression
 
 __all__ = ["NystroemLogisticRegressionCV"]

@@ -37,20 +37,36 @@ def test_kept_blocks_give_the_same_products_and_are_not_evaluated_again(data, dt
     assert evaluations == []
 
 
-@pytest.mark.parametrize("make, target", [
-    (lambda **kw: NystroemKernelRidge(200, alpha=1e-3, gamma=0.5, random_state=0, **kw), 1),
-    (lambda **kw: NystroemKernelRidgeClassifier(200, alpha=1e-3, gamma=0.5, random_state=0, **kw), 2),
-    (lambda **kw: NystroemLogisticRegression(100, alpha=1e-1, max_iter=40, gamma=0.5, random_state=0, **kw), 2),
-    (lambda **kw: NystroemKernelRidge(200, alpha=1e-3, gamma=0.5, early_stopping=True, random_state=0, **kw), 1),
+@pytest.mark.parametrize("make, target, entry_bytes", [
+    (lambda **kw: NystroemKernelRidge(200, alpha=1e-3, gamma=0.5, random_state=0, **kw), 1, 8),
+    (lambda **kw: NystroemKernelRidgeClassifier(200, alpha=1e-3, gamma=0.5, random_state=0, **kw), 2, 8),
+    # float64 blocks for the points, float32 blocks for the Hessian products
+    (lambda **kw: NystroemLogisticRegression(100, alpha=1e-1, max_iter=40, gamma=0.5, random_state=0, **kw), 2, 12),
+    (lambda **kw: NystroemLogisticRegression(100, alpha=1e-1, max_iter=40, gamma=0.5, random_state=0,
+                                             hessian_dtype="float64", **kw), 2, 8),
+    (lambda **kw: NystroemKernelRidge(200, alpha=1e-3, gamma=0.5, early_stopping=True, random_state=0, **kw), 1, 8),
 ])
-def test_the_fit_is_the_same_with_and_without_the_kept_blocks(data, make, target):
+def test_the_fit_is_the_same_with_and_without_the_kept_blocks(data, make, target, entry_bytes):
     X, y = data[0], data[target]
     kept = make(kernel_cache="auto").fit(X, y)
     fresh = make(kernel_cache=None).fit(X, y)
-    assert kept.kernel_cache_ == X.shape[0] * kept.n_components_ * 8
+    assert kept.kernel_cache_ == X.shape[0] * kept.n_components_ * entry_bytes
     assert fresh.kernel_cache_ == 0
     np.testing.assert_array_equal(kept.coef_, fresh.coef_)
     np.testing.assert_array_equal(kept.predict(X[:50]), fresh.predict(X[:50]))
+
+
+def test_the_logistic_fit_keeps_its_float32_hessian_blocks_first(data):
+    """A budget for the float32 Hessian blocks alone keeps them alone, and gives the same coefficients, bit
+    for bit, as keeping both or neither."""
+    X, y = data[0], data[2]
+    make = lambda budget: NystroemLogisticRegression(100, alpha=1e-1, gamma=0.5, random_state=0,  # noqa: E731
+                                                     kernel_cache=budget).fit(X, y)
+    single = X.shape[0] * 100 * 4
+    fits = {budget: make(budget) for budget in (None, single, 3 * single - 1, 3 * single)}
+    assert [fit.kernel_cache_ for fit in fits.values()] == [0, single, single, 3 * single]
+    for fit in fits.values():
+        np.testing.assert_array_equal(fit.coef_, fits[None].coef_)
 
 
 def test_a_budget_below_the_block_evaluates_the_kernel_in_every_pass(data):

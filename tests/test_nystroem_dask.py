@@ -55,12 +55,13 @@ def test_dask_fit_equals_the_in_memory_fit_on_the_same_centres(client, data, cls
 def test_dask_logistic_fit_equals_the_in_memory_fit(client, data, classes):
     """Each Newton step's passes as map-reduces over the chunks: the same steps, CG
     iterations and coefficients (1e-6 relative) as the in-memory fit on the same
-    centres, for one and several one-vs-rest columns."""
+    centres, for one and several one-vs-rest columns. On Dask the Hessian products are float64: the
+    in-memory fit with float64 products is the one it equals."""
     X, _, labels = data
     labels = np.minimum(labels, classes - 1)
     params = dict(n_components=200, alpha=1.0, gamma="scale", random_state=0)
     lazy = NystroemLogisticRegression(**params).fit(da.from_array(X, chunks=2500), da.from_array(labels, chunks=2500))
-    in_memory = NystroemLogisticRegression(**params).fit(X, labels)
+    in_memory = NystroemLogisticRegression(**params, hessian_dtype="float64").fit(X, labels)
     np.testing.assert_array_equal(lazy.component_indices_, in_memory.component_indices_)
     assert lazy.n_iter_ == in_memory.n_iter_ and lazy.cg_iterations_ == in_memory.cg_iterations_
     assert relative(lazy.coef_, in_memory.coef_) < 1e-6
@@ -68,6 +69,13 @@ def test_dask_logistic_fit_equals_the_in_memory_fit(client, data, classes):
     np.testing.assert_array_equal(lazy.classes_, np.arange(classes))
     probabilities = lazy.predict_proba(da.from_array(X[:2000], chunks=500)).compute()
     np.testing.assert_allclose(probabilities, in_memory.predict_proba(X[:2000]), rtol=1e-6, atol=1e-9)
+
+
+def test_float32_hessian_products_are_refused_on_dask(client, data):
+    X, _, labels = data
+    model = NystroemLogisticRegression(n_components=20, hessian_dtype="float32")
+    with pytest.raises(ValueError, match="hessian_dtype='float32' is for in-memory rows"):
+        model.fit(da.from_array(X, chunks=2500), da.from_array(labels, chunks=2500))
 
 
 def test_dask_fit_is_deterministic_and_keeps_float32(client, data):

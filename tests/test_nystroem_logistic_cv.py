@@ -8,7 +8,8 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 from kernelmaps import NystroemLogisticRegression, NystroemLogisticRegressionCV, exact_kernel
 from kernelmaps._solvers.kernel_operator import KernelOperator
-from kernelmaps._solvers.logistic_newton import LogisticPasses, nystroem_logistic_newton
+from kernelmaps._solvers.logistic_newton import nystroem_logistic_newton
+from kernelmaps._solvers.logistic_passes import LogisticPasses
 
 ALPHAS = (0.3, 3.0, 30.0)
 GAMMAS = (0.05, 0.4)

@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.metrics import get_scorer
 
 from .._core.base import classes_from_scores
-from .._solvers.logistic_newton import logistic_probabilities
+from .._solvers.logistic_passes import logistic_probabilities
 
 #: Scores that follow from weighted sums of squared errors: ``scoring`` names whose
 #: K-fold scores need no second pass over the rows.

@@ -3,7 +3,7 @@
 :func:`kernelmaps._solvers.logistic_newton.nystroem_logistic_newton` reads the
 rows only through a passes object; :class:`DaskLogisticPasses` gives it the same
 interface as the in-memory
-:class:`~kernelmaps._solvers.logistic_newton.LogisticPasses`; each of its passes
+:class:`~kernelmaps._solvers.logistic_passes.LogisticPasses`; each of its passes
 is one map-reduce over the chunks:
 
 * :meth:`~DaskLogisticPasses.run`: per chunk, the gradient ``K^T l' / n``, the
@@ -27,7 +27,7 @@ except ImportError as error:  # pragma: no cover - exercised by the no-dask test
                       "pip install 'kernelmaps[dask]'") from error
 
 from .._numba.compensated import CompensatedSum
-from .._solvers.logistic_newton import pass_rows, point_from_sums, row_weights
+from .._solvers.logistic_passes import pass_rows, point_from_sums, row_weights
 from ..dask import TREE_FAN_IN
 
 
@@ -103,6 +103,10 @@ class DaskLogisticPasses:
         total = self._map_reduce(_chunk_run, graph_node(a, "kernelmaps-a"), b, self.shape[0])
         self._point = (a, b)
         return point_from_sums(a, b, self.shape[0], total.both.result(), total.sums.result())
+
+    def full_precision(self):
+        """The Hessian products are in the rows' precision already: False (nothing changes)."""
+        return False
 
     def hessian_product(self, V):
         """``K^T W K V`` at the weights of the last point run."""

@@ -32,8 +32,9 @@ import numpy as np
 import scipy.linalg
 
 from .._core.parallel import blas_single_thread
-from .conjugate_gradient import conjugate_gradient
+from .conjugate_gradient import NotPositiveDefiniteError, conjugate_gradient
 from .falkon import block_epsilon, cholesky_with_jitter, ridge_cholesky
+from .logistic_passes import stable_sigmoid
 
 #: The first ridge of the path (when the target is smaller), and the factor between
 #: consecutive ridges.
@@ -45,6 +46,10 @@ MAX_HALVINGS = 20
 #: more than this many times a pass's products, in floating-point operations (see
 #: :func:`reuses_factors`).
 FACTOR_REUSE_RATIO = 10.0
+#: A step that leaves the relative gradient norm above this fraction of its value before the step
+#: moves the Hessian products to full precision
+#: (:meth:`kernelmaps._solvers.logistic_passes.LogisticPasses.full_precision`).
+STALL_RATIO = 0.9
 
 
 class LogisticNewtonResult(NamedTuple):
@@ -95,112 +100,6 @@ def reuses_factors(n, m, k):
     about 0.1 s, and keeping the factor cost 5 passes over 3 steps for no gain.
     """
     return 4.0 * m ** 3 / 3.0 >= FACTOR_REUSE_RATIO * 4.0 * n * m * k
-
-
-def _log1p_exp(t):
-    """``log(1 + exp(t))`` without overflow."""
-    return np.logaddexp(0.0, t)
-
-
-def _sigmoid(t):
-    # exp(-|t|) <= 1, so neither branch overflows
-    e = np.exp(-np.abs(t))
-    return np.where(t >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-
-
-def logistic_probabilities(scores):
-    """Class probabilities of one-vs-rest logits: ``sigmoid(f)`` beside ``1 - sigmoid(f)`` for one
-    column (two classes); otherwise each class's sigmoid, normalized to sum to 1."""
-    positive = 1.0 / (1.0 + np.exp(-np.clip(scores, -700, 700)))
-    if positive.ndim == 1:
-        return np.column_stack([1.0 - positive, positive])
-    return positive / positive.sum(axis=1, keepdims=True)
-
-
-class _Point(NamedTuple):
-    a: np.ndarray
-    b: np.ndarray
-    data_gradient: np.ndarray      # K^T l' / n
-    loss: np.ndarray               # mean loss per column
-    intercept_gradient: np.ndarray  # mean l' per column
-    weight_mean: np.ndarray        # mean W per column
-    weighted_sum: np.ndarray       # u = K^T W 1
-
-
-def pass_rows(Y, b, n, F, weights=None):
-    """The per-row terms of one pass at logits ``F + b`` of ±1 targets ``Y`` (rows of a block).
-
-    Returns ``(U, W, sums)``: ``U = [l' / n, W]`` to multiply by ``K^T``, the weights
-    ``W = l''`` and the ``(3, k)`` sums of the loss, ``l'`` and ``W`` over the rows.
-    ``weights`` (the block's shape) scale each row's loss in each column: a zero
-    leaves the row out of that column's problem.
-    """
-    margin = Y * (F + b)
-    s = _sigmoid(-margin)                 # sigmoid(-y f) = -l' / y
-    W = s * (1.0 - s)
-    derivative = -Y * s
-    loss = _log1p_exp(-margin)
-    if weights is not None:
-        W, derivative, loss = W * weights, derivative * weights, loss * weights
-    sums = np.stack([loss.sum(axis=0), derivative.sum(axis=0), W.sum(axis=0)])
-    return np.hstack([derivative / n, W]), W, sums
-
-
-def row_weights(Y, logits):
-    """The Hessian weights ``l'' = sigmoid(f) sigmoid(-f)`` of the rows (the same whatever y's sign)."""
-    s = _sigmoid(-Y * logits)
-    return s * (1.0 - s)
-
-
-def point_from_sums(a, b, n, both, sums):
-    """The :class:`_Point` of a pass: ``both = K^T [l' / n, W]`` and the rows' ``(3, k)`` sums."""
-    k = b.shape[0]
-    loss, intercept_gradient, weight_mean = sums / n
-    return _Point(a, b, both[:, :k], loss, intercept_gradient, weight_mean, both[:, k:])
-
-
-class LogisticPasses:
-    """The passes of an in-memory fit over the rows of ``K`` with ±1 targets ``Y``.
-
-    :meth:`run` evaluates a point (the gradient, the loss, the weights ``W``) and
-    keeps its weights; :meth:`hessian_product` gives ``K^T W K V`` at the last point
-    run; ``shape`` is ``(n, m, k)`` and ``K`` the operator. A Dask fit has the same
-    interface over row chunks
-    (:class:`kernelmaps._machines.dask_logistic.DaskLogisticPasses`).
-
-    ``row_weights(lo, hi)``, if given, returns the ``(hi - lo, k)`` weights of
-    rows ``lo:hi`` in each column's loss (cross-validation's columns leave their
-    test fold out with zeros). ``keep_logits`` keeps ``logits``, the ``(n, k)``
-    values ``K a + b`` of the last run.
-    """
-
-    def __init__(self, K, Y, row_weights=None, keep_logits=False):
-        self.K = K
-        self.Y = np.asarray(Y, dtype=np.float64).reshape(K.shape[0], -1)
-        self.shape = (K.shape[0], K.shape[1], self.Y.shape[1])
-        self.weights = np.empty(self.Y.shape)
-        self.row_weights = row_weights
-        self.logits = np.empty(self.Y.shape) if keep_logits else None
-
-    def run(self, a, b):
-        n = self.K.shape[0]
-        sums = {}
-
-        def rows_map(lo, hi, F):
-            weights = None if self.row_weights is None else self.row_weights(lo, hi)
-            if self.logits is not None:
-                self.logits[lo:hi] = F + b
-            U, self.weights[lo:hi], sums[lo] = pass_rows(self.Y[lo:hi], b, n, F, weights)
-            return U
-
-        both = self.K.sweep(a, rows_map, 2 * b.shape[0])
-        totals = np.zeros((3, b.shape[0]))
-        for lo in sorted(sums):
-            totals += sums[lo]
-        return point_from_sums(a, b, n, both, totals)
-
-    def hessian_product(self, V):
-        return self.K.normal_matvec(V, weights=self.weights)
 
 
 def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_are_rows=False, max_iter=20,
@@ -293,6 +192,7 @@ class _Walk:
         self.steps, self.cg_iterations, self.gradient_norms, self.objectives, self.penalties = 0, [], [], [], []
         self.reuses = reuses_factors(*passes.shape)
         self.factor = None                  # (ridge, A) of the last factorization
+        self.last_relative = np.inf         # the relative gradient norm before the last step
 
     def _factor(self, point, penalty):
         """The step's factor ``A``: the last one at the same ridge when :func:`reuses_factors` allows and the
@@ -321,6 +221,9 @@ class _Walk:
                 return point, True, False
             if step >= max_iter:
                 return point, False, False
+            if relative > STALL_RATIO * self.last_relative:
+                self.passes.full_precision()    # reduced-precision Hessian products may stall the steps
+            self.last_relative = relative
             A = self._factor(point, penalty)
             with blas_single_thread():
                 point, settled, iterations = self._step(point, gradient, objective, relative, penalty, lam, A)
@@ -333,9 +236,15 @@ class _Walk:
 
     def _step(self, point, gradient, objective, relative, penalty, lam, A):
         """Newton's step from ``point`` with the preconditioner's factor ``A``: ``(point, settled, CG iterations)``."""
-        direction, intercept_direction, iterations = _newton_direction(
-            self.passes, self.T, A, point, gradient, penalty, self.fit_intercept, self.cg_max_iter,
-            min(0.1, relative))
+        try:
+            direction, intercept_direction, iterations = _newton_direction(
+                self.passes, self.T, A, point, gradient, penalty, self.fit_intercept, self.cg_max_iter,
+                min(0.1, relative))
+        except NotPositiveDefiniteError:
+            # float32 products of a kernel flat to within their rounding can lose definiteness
+            if not self.passes.full_precision():
+                raise
+            return self._step(point, gradient, objective, relative, penalty, lam, A)
         # half the Newton decrement g^T H^{-1} g, the decrease the quadratic model
         # predicts for the full step, per column: at most a fraction tol of the
         # objective left to gain ends the fit after this step, whose successors move
@@ -393,7 +302,7 @@ def _step_factor(K_mm, T, point, penalty, centres_are_rows):
         # the label, at the logits f = K_mm a + b, known without a pass (and so the
         # same in memory and on Dask)
         with blas_single_thread():  # a threaded product would leave workers spinning through the factorization
-            s = _sigmoid(K_mm @ point.a + point.b)
+            s = stable_sigmoid(K_mm @ point.a + point.b)
         centre_weights = (s * (1.0 - s)).mean(axis=1)
     else:
         centre_weights = np.full(m, point.weight_mean.mean())
