@@ -353,8 +353,7 @@ def _time_falkon_and_features(run, X, y, test, gamma, target, rows):
     X_test, y_test = test
     alpha = s["lam"] * n  # both minimize ||K_nm a - y||^2 + alpha a^T K_mm a
     times = {"ours": [], "peer": []}
-    # the kept kernel blocks and the m x m matrices: first used untimed, before each side's fit
-    used = 8 * (n * m + 4 * m * m)
+    used = 8 * (n * m + 4 * m * m)  # the kept kernel blocks and m x m matrices, touched untimed before each fit
     for repeat in run.progress(range(s["repeats"]), desc=f"n = {n}"):
         touch_memory(used)
         start = time.perf_counter()
