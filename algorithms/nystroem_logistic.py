@@ -189,6 +189,11 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
             raise ValueError(f"hessian_dtype must be one of {', '.join(map(repr, HESSIAN_DTYPES))}, "
                              f"got {self.hessian_dtype!r}")
 
+    def _check_dask_fit(self):
+        if self.hessian_dtype == "float32":
+            raise ValueError("hessian_dtype='float32' is for in-memory rows: on Dask input the Hessian products "
+                             "are float64; use 'auto' or 'float64'")
+
     def _fit_targets(self, X, T, labels):
         self._check_params(X.shape[1])
         rng = check_random_state(self.random_state)
@@ -198,17 +203,18 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
             X, X_val, T, label_val = X[train], X[held_out], T[train], labels[held_out]
         self._set_kernel_and_centres(X, rng)
         single = self.hessian_dtype != "float64" and X.dtype != np.float32
-        keep, keep_single = self._plan_logistic_cache(X.shape[0], 0 if X_val is None else X_val.shape[0], single)
+        keep, keep_single = self._plan_logistic_cache(X.shape[0], 0 if X_val is None else X_val.shape[0], X.dtype,
+                                                      single)
         hessian = self._operator(X.astype(np.float32), keep_blocks=keep_single) if single else None
         self.solve_on(self._operator(X, keep_blocks=keep), T, X_val, label_val, hessian=hessian)
 
-    def _plan_logistic_cache(self, n_train, n_held_out, single):
-        """``(keep, keep_single)``: whether the fit keeps ``K(X, C)`` in the rows' dtype (training and
-        held-out rows), and the float32 blocks of the Hessian products (training rows). The float32
-        blocks, read by every CG iteration, come first; both are kept when both fit the budget.
+    def _plan_logistic_cache(self, n_train, n_held_out, dtype, single):
+        """``(keep, keep_single)``: whether the fit keeps ``K(X, C)`` in the rows' ``dtype`` (training and
+        held-out rows), and the float32 blocks of the Hessian products (training rows, with ``single``).
+        The float32 blocks, read by every CG iteration, come first; both are kept when both fit the budget.
         Sets ``kernel_cache_`` to the bytes kept."""
         if not single:
-            return self._plan_kernel_cache(n_train + n_held_out, np.float64), False
+            return self._plan_kernel_cache(n_train + n_held_out, dtype), False
         budget = kernel_cache_budget(self.kernel_cache)
         m = self.n_components_
         single_bytes = KernelOperator.kept_bytes(n_train, m, np.float32)
@@ -223,12 +229,11 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
         ±1 targets ``T`` (in memory, or a Dask operator with ``T`` a Dask array); ``hessian``, an
         in-memory float32 operator on the same rows and centres, takes the Hessian products."""
         self.lambda_ = float(self.alpha) / K.shape[0]
-        if is_dask_array(T) and self.hessian_dtype == "float32":
-            raise ValueError("hessian_dtype='float32' is for in-memory rows: on Dask input the Hessian products "
-                             "are float64; use 'auto' or 'float64'")
         passes = dask_logistic_passes(K, T) if is_dask_array(T) else LogisticPasses(K, T, hessian=hessian)
         with self._progress(self.max_iter, "Newton steps") as bar:
-            callback, state = self._early_stopper(X_val, label_val, self._error_rate, bar)
+            # the held-out rows' blocks only beside the training rows' (not with the float32 blocks alone)
+            keep_val = X_val is not None and K.kept is not None
+            callback, state = self._early_stopper(X_val, label_val, self._error_rate, bar, keep_blocks=keep_val)
             result = nystroem_logistic_newton(passes, self._centre_gram(), self.lambda_,
                                               fit_intercept=bool(self.fit_intercept),
                                               centres_are_rows=self.component_indices_ is not None,

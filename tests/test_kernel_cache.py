@@ -69,6 +69,34 @@ def test_the_logistic_fit_keeps_its_float32_hessian_blocks_first(data):
         np.testing.assert_array_equal(fit.coef_, fits[None].coef_)
 
 
+def test_a_float32_logistic_fit_keeps_float32_blocks_once(data):
+    """float32 rows are float32 throughout: one set of blocks, 4 bytes per entry."""
+    X, y = data[0].astype(np.float32), data[2]
+    fit = NystroemLogisticRegression(100, alpha=1e-1, gamma=0.5, random_state=0).fit(X, y)
+    assert fit.kernel_cache_ == X.shape[0] * 100 * 4
+
+
+def test_held_out_blocks_are_kept_only_beside_the_training_rows_float64_blocks(data, monkeypatch):
+    """With a budget for the float32 Hessian blocks alone, early stopping's held-out rows keep no float64
+    blocks either; with room for both, they do."""
+    X, y = data[0], data[2]
+    kept = []
+    original = NystroemLogisticRegression._operator
+
+    def recording(self, rows, keep_blocks=False):
+        kept.append((rows.shape[0], rows.dtype, keep_blocks))
+        return original(self, rows, keep_blocks=keep_blocks)
+
+    monkeypatch.setattr(NystroemLogisticRegression, "_operator", recording)
+    single = int(0.9 * X.shape[0]) * 100 * 4
+    for budget, keeps in ((single, False), (4 * single, True)):
+        kept.clear()
+        NystroemLogisticRegression(100, alpha=1e-1, gamma=0.5, early_stopping=True, random_state=0,
+                                   kernel_cache=budget).fit(X, y)
+        held_out = [keep for rows, dtype, keep in kept if dtype == np.float64 and rows < 0.5 * X.shape[0]]
+        assert held_out == [keeps], kept
+
+
 def test_a_budget_below_the_block_evaluates_the_kernel_in_every_pass(data):
     X, y = data[0].astype(np.float32), data[1]
     needed = X.shape[0] * 100 * 4

@@ -247,14 +247,16 @@ class NystroemMachineBase(FittedKernelMixin, RegisteredEstimator, BaseEstimator)
         return tqdm(total=total, desc=f"{type(self).__name__}: {desc}", disable=not self.verbose,
                     leave=False)
 
-    def _early_stopper(self, X_val, target_val, score, bar):
+    def _early_stopper(self, X_val, target_val, score, bar, keep_blocks=None):
         """A conjugate-gradient callback: progress, and (with validation rows) early stopping.
 
-        ``score(predictions, target_val)`` is a loss (lower is better). Returns the
+        ``score(predictions, target_val)`` is a loss (lower is better); ``keep_blocks``
+        keeps the validation rows' blocks (default: when the fit keeps any). Returns the
         callback and the :class:`EarlyStoppingState` it updates.
         """
         state = EarlyStoppingState()
-        K_val = None if X_val is None else self._operator(X_val, keep_blocks=self.kernel_cache_ > 0)
+        keep_blocks = self.kernel_cache_ > 0 if keep_blocks is None else keep_blocks
+        K_val = None if X_val is None else self._operator(X_val, keep_blocks=keep_blocks)
 
         def callback(n_iter, residual, coef, intercept=None):
             bar.update(1)
