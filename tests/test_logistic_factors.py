@@ -78,3 +78,40 @@ def test_a_step_whose_cg_ran_out_gets_a_fresh_factor(monkeypatch):
         model, factors, _ = _fit(monkeypatch, cg_max_iter=1, max_iter=6)
     assert all(iterations == 1 for iterations in model.cg_iterations_)
     assert len(factors) == model.n_iter_
+
+
+
+def test_shared_weights_are_the_floored_geometric_mean_over_columns():
+    weights = np.array([[0.25, 0.01, 0.04], [0.0, 0.2, 0.2], [1e-9, 1e-9, 1e-9]])
+    shared = logistic_newton.shared_weights(weights, 1e-6)
+    # 0.25 * 0.01 * 0.04 = 1e-4; a zero and the tiny weights are raised to the floor
+    np.testing.assert_allclose(shared, [1e-4 ** (1 / 3), (1e-6 * 0.2 * 0.2) ** (1 / 3), 1e-6], rtol=1e-12)
+
+
+def test_the_shared_factor_takes_the_geometric_mean_of_the_centres_weights(monkeypatch):
+    """Each factor of a three-class fit is built from the geometric mean over the classes of the
+    centres' weights ``s (1 - s)`` at their logits, floored at the ridge (``K_mm``'s diagonal is 1)."""
+    logits_seen, weights_seen = [], []
+
+    def sigmoid(t):
+        logits_seen.append(np.array(t))
+        return logistic_passes.stable_sigmoid(t)
+
+    def recording(T, weights, m, lam):
+        weights_seen.append((np.array(weights), lam))
+        return RIDGE_CHOLESKY(T, weights, m, lam)
+
+    monkeypatch.setattr(logistic_newton, "stable_sigmoid", sigmoid)
+    monkeypatch.setattr(logistic_newton, "ridge_cholesky", recording)
+    monkeypatch.setattr(logistic_newton, "FACTOR_REUSE_RATIO", np.inf)
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((300, 2))
+    y = np.digitize(X[:, 0] + 0.3 * rng.standard_normal(300), [-0.5, 0.5])
+    model = NystroemLogisticRegression(60, alpha=1e-3, gamma=0.5, random_state=0, hessian_dtype="float64").fit(X, y)
+    assert len(weights_seen) == len(logits_seen) == model.n_iter_ >= 3
+    differs = False
+    for logits, (weights, lam) in zip(logits_seen, weights_seen):
+        s = 1.0 / (1.0 + np.exp(-logits))
+        np.testing.assert_allclose(weights, np.exp(np.log(np.maximum(s * (1.0 - s), lam)).mean(axis=1)), rtol=1e-8)
+        differs |= not np.allclose(weights, (s * (1.0 - s)).mean(axis=1), rtol=0.1)
+    assert differs        # the arithmetic mean would have given other factors

@@ -12,9 +12,9 @@ step solves ``H d = g`` with ``g = K^T l' / n + lam K_mm a`` and
 conjugate gradient preconditioned by ``B = T^{-1} A^{-1}``, ``T = chol(K_mm)``,
 ``A = chol(T D T^T / m + lam I)``, where ``D`` holds the weights of the centres
 (``K_mm D K_mm / m`` is the centres' estimate of ``K^T W K / n``; for centres that
-are not training rows, ``D`` is the mean weight), averaged over the columns: one
-factor preconditions every column's CG. As in Meanti et al. (2020),
-``lam`` follows a decreasing path, one Newton step per value, from a large ridge,
+are not training rows, ``D`` is the mean weight), shared by the columns (their
+geometric mean, :func:`shared_weights`): one factor preconditions every column's
+CG. As in Meanti et al. (2020), ``lam`` follows a decreasing path, one Newton step per value, from a large ridge,
 where Newton's method converges from zero, down to the target, where the steps
 continue until the gradient is small: each step starts inside the region where
 the next one converges quickly (Marteau-Ferey et al. 2019). A step that raises
@@ -294,19 +294,38 @@ def _objective(point, K_mm, penalty):
 def _step_factor(K_mm, T, point, penalty, centres_are_rows):
     """The upper factor ``A`` of the step's preconditioner ``B = T^{-1} A^{-1}`` at ``point``."""
     m = K_mm.shape[0]
-    # one factor for every column, from the columns' mean weights: k factors of
-    # O(m^3) each cost more than the passes of a many-class problem, and the CG of
-    # each column stays exact (only its preconditioner is shared)
+    floor = penalty / max(float(np.mean(np.diag(K_mm))), 1e-300)
+    # one factor for every column: k factors of O(m^3) each cost more than the passes of a
+    # many-class problem, and the CG of each column stays exact (only its preconditioner is shared)
     if centres_are_rows:
         # a centre's weight is that of its row: W = sigmoid(f) sigmoid(-f) whatever
         # the label, at the logits f = K_mm a + b, known without a pass (and so the
         # same in memory and on Dask)
         with blas_single_thread():  # a threaded product would leave workers spinning through the factorization
             s = stable_sigmoid(K_mm @ point.a + point.b)
-        centre_weights = (s * (1.0 - s)).mean(axis=1)
+        centre_weights = shared_weights(s * (1.0 - s), floor)
     else:
-        centre_weights = np.full(m, point.weight_mean.mean())
+        centre_weights = np.full(m, shared_weights(point.weight_mean[None, :], floor)[0])
     return ridge_cholesky(T, centre_weights, m, penalty)
+
+
+def shared_weights(weights, floor):
+    """The weights of the centres in the factor shared by the columns: per centre (a row of
+    ``weights``), the geometric mean over the columns of its weights, each raised to at least ``floor``.
+
+    A column's CG converges at a pace set by the spread of the ratios between its weights and the
+    shared ones. In a one-vs-rest problem a centre's weight is large in the columns of the classes
+    near it and orders of magnitude smaller in the rest, and an arithmetic mean follows the few
+    large ones; the geometric mean balances the ratios above and below it. At the end of a fit on
+    letter (26 classes, 2000 centres, a ridge of 1e-5), CG to a relative residual of 1e-3 took up
+    to 27 iterations over the columns from the arithmetic mean, 19 from the geometric, and 14 from
+    each column's own factor (26 factorizations). A cross-validated fit's columns (folds) gain too.
+    The floor, the ridge over the mean diagonal of ``K_mm``, is where weights stop mattering: all the
+    weights below it together add at most the ridge to any direction of ``T D T^T / m + lam I``
+    (``T T^T / m`` has eigenvalues at most that mean diagonal). It also keeps one underflowed (zero)
+    weight from zeroing the product.
+    """
+    return np.exp(np.log(np.maximum(weights, floor)).mean(axis=1))
 
 
 def _newton_direction(passes, T, A, point, gradient, penalty, fit_intercept, max_iter, tol):
