@@ -20,6 +20,25 @@ __all__ = ["NystroemLogisticRegression"]
 HESSIAN_DTYPES = ("auto", "float32", "float64")
 
 
+def check_hessian_dtype(value):
+    """Refuse a ``hessian_dtype`` outside :data:`HESSIAN_DTYPES`."""
+    if not (isinstance(value, str) and value in HESSIAN_DTYPES):
+        raise ValueError(f"hessian_dtype must be one of {', '.join(map(repr, HESSIAN_DTYPES))}, got {value!r}")
+
+
+def plan_logistic_cache(budget, n_rows, n_single_rows, m, dtype):
+    """``(keep, keep_single, bytes kept)`` of a logistic fit with float32 Hessian products.
+
+    The float32 blocks of the products' ``n_single_rows`` rows, read by every CG iteration, come
+    first; the ``n_rows`` rows' blocks in ``dtype`` are kept beside them when both fit ``budget``.
+    """
+    single_bytes = KernelOperator.kept_bytes(n_single_rows, m, np.float32)
+    double_bytes = KernelOperator.kept_bytes(n_rows, m, dtype)
+    keep_single = single_bytes <= budget
+    keep = keep_single and single_bytes + double_bytes <= budget
+    return keep, keep_single, keep_single * single_bytes + keep * double_bytes
+
+
 class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMixin, NystroemMachineBase):
     __doc__ = """Kernel logistic regression on Nyström centres, by Newton steps solved with Falkon's CG.
 
@@ -185,9 +204,7 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
         super()._check_solver_params()
         check_integer(self.cg_max_iter, "cg_max_iter")
         check_bool(self.fit_intercept, "fit_intercept")
-        if not (isinstance(self.hessian_dtype, str) and self.hessian_dtype in HESSIAN_DTYPES):
-            raise ValueError(f"hessian_dtype must be one of {', '.join(map(repr, HESSIAN_DTYPES))}, "
-                             f"got {self.hessian_dtype!r}")
+        check_hessian_dtype(self.hessian_dtype)
 
     def _check_dask_fit(self):
         if self.hessian_dtype == "float32":
@@ -215,13 +232,8 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
         Sets ``kernel_cache_`` to the bytes kept."""
         if not single:
             return self._plan_kernel_cache(n_train + n_held_out, dtype), False
-        budget = kernel_cache_budget(self.kernel_cache)
-        m = self.n_components_
-        single_bytes = KernelOperator.kept_bytes(n_train, m, np.float32)
-        double_bytes = KernelOperator.kept_bytes(n_train + n_held_out, m, np.float64)
-        keep_single = single_bytes <= budget
-        keep = keep_single and single_bytes + double_bytes <= budget
-        self.kernel_cache_ = keep_single * single_bytes + keep * double_bytes
+        keep, keep_single, self.kernel_cache_ = plan_logistic_cache(
+            kernel_cache_budget(self.kernel_cache), n_train + n_held_out, n_train, self.n_components_, dtype)
         return keep, keep_single
 
     def solve_on(self, K, T, X_val=None, label_val=None, hessian=None):

@@ -18,7 +18,7 @@ from ._machines.nystroem_cv import (GAMMAS_DOC, SEARCH_DOC, TARGET_INPUT, InMemo
 from ._solvers.kernel_operator import KernelOperator
 from ._solvers.logistic_newton import nystroem_logistic_newton
 from ._solvers.logistic_passes import LogisticPasses
-from .nystroem_logistic import NystroemLogisticRegression
+from .nystroem_logistic import NystroemLogisticRegression, check_hessian_dtype, plan_logistic_cache
 
 __all__ = ["NystroemLogisticRegressionCV"]
 
@@ -100,7 +100,15 @@ class NystroemLogisticRegressionCV(ClassifierMixin, RefittedClassifier, InMemory
         Fit the plain machine at the best ``(gamma_, alpha_)`` on every row (on
         the same centres). False fits no model: ``predict`` then raises, and only
         the search's attributes are set.
-""" + KERNEL_CACHE_DOC + """    verbose : bool, default=False
+""" + KERNEL_CACHE_DOC + """        With float32 Hessian products (below) the search keeps their float32
+        blocks first, then the blocks in the rows' dtype as well when both fit.
+    hessian_dtype : {'auto', 'float32', 'float64'}, default='auto'
+        The precision of the Hessian products inside each Newton step's CG, as
+        :class:`NystroemLogisticRegression`'s (which the refit gets): ``'auto'``
+        is float32 for float64 rows. The gradients, objectives and scored logits
+        stay in the rows' dtype; a path whose steps stall on the products'
+        rounding moves to float64 products for the rest of its bandwidth.
+    verbose : bool, default=False
         One tqdm progress bar over the whole search (every penalty of every
         bandwidth, then the refit).
 """ + SEARCH_DOC + """    best_estimator_ : NystroemLogisticRegression
@@ -117,7 +125,8 @@ class NystroemLogisticRegressionCV(ClassifierMixin, RefittedClassifier, InMemory
     component_indices_ : ndarray of int or None
     kernel_ : str
     kernel_cache_ : int
-        Bytes of one bandwidth's kernel block kept between the passes (0: none).
+        Bytes of one bandwidth's kernel blocks kept between the passes (0: none;
+        the float32 blocks of the Hessian products and the rows' dtype's, when kept).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
@@ -151,7 +160,7 @@ class NystroemLogisticRegressionCV(ClassifierMixin, RefittedClassifier, InMemory
     def __init__(self, n_components="auto", *, alphas=DEFAULT_LOGISTIC_ALPHAS, gammas="auto", kernel="gaussian",
                  degree=2, coef0=1.0, nu=1.5, landmarks="uniform", cv=None, validation_fraction=None,
                  scoring=None, fit_intercept=True, max_iter=20, tol=1e-4, cg_max_iter=20, refit=True,
-                 kernel_cache="auto", verbose=False, random_state=None):
+                 kernel_cache="auto", hessian_dtype="auto", verbose=False, random_state=None):
         super().__init__(n_components, alphas=alphas, gammas=gammas, kernel=kernel, degree=degree, coef0=coef0,
                          nu=nu, landmarks=landmarks, cv=cv, validation_fraction=validation_fraction,
                          scoring=scoring, refit=refit, kernel_cache=kernel_cache, verbose=verbose,
@@ -160,8 +169,10 @@ class NystroemLogisticRegressionCV(ClassifierMixin, RefittedClassifier, InMemory
         self.max_iter = max_iter
         self.tol = tol
         self.cg_max_iter = cg_max_iter
+        self.hessian_dtype = hessian_dtype
 
     def _check_params(self, n_features, classifier):
+        check_hessian_dtype(self.hessian_dtype)
         check_integer(self.max_iter, "max_iter")
         check_integer(self.cg_max_iter, "cg_max_iter")
         check_positive(self.tol, "tol")
@@ -173,7 +184,9 @@ class NystroemLogisticRegressionCV(ClassifierMixin, RefittedClassifier, InMemory
     def _check_memory(self, m, X, n_gammas, n_splits, n_alphas, n_outputs, scoring):
         """Refuse, before any centre is drawn, columns or ``m x m`` matrices that do not fit."""
         columns = X.shape[0] * n_splits * n_outputs
-        check_fits_in_memory(8 * (4 * columns + 6 * m * m), f"n_components={m}",
+        # the float32 copy of the rows for the Hessian products
+        single_copy = 4 * X.size if self.hessian_dtype != "float64" and X.dtype != np.float32 else 0
+        check_fits_in_memory(8 * (4 * columns + 6 * m * m) + single_copy, f"n_components={m}",
                              f"{n_splits} folds x {n_outputs} one-vs-rest columns of {X.shape[0]} rows and six "
                              f"matrices of {m} x {m}", "use fewer centres or folds")
 
@@ -183,8 +196,16 @@ class NystroemLogisticRegressionCV(ClassifierMixin, RefittedClassifier, InMemory
         membership, _ = self._folds(X, self.classes_[labels], labels)
         n_folds, n_outputs = membership.shape[1], T.shape[1]
         self._set_up(X, alphas, gammas, n_folds, n_outputs, scoring)
-        n_bytes = KernelOperator.kept_bytes(X.shape[0], self.n_components_, X.dtype)
-        self.kernel_cache_ = n_bytes if n_bytes <= kernel_cache_budget(self.kernel_cache) else 0
+        # float32 Hessian products for float64 rows (the plain machine's rule)
+        single = self.hessian_dtype != "float64" and X.dtype != np.float32
+        budget = kernel_cache_budget(self.kernel_cache)
+        if single:
+            keep, keep_single, self.kernel_cache_ = plan_logistic_cache(budget, X.shape[0], X.shape[0],
+                                                                        self.n_components_, X.dtype)
+            X_single = X.astype(np.float32)
+        else:
+            n_bytes = KernelOperator.kept_bytes(X.shape[0], self.n_components_, X.dtype)
+            keep, self.kernel_cache_ = n_bytes <= budget, n_bytes if n_bytes <= budget else 0
         # the penalties in decreasing order: the path's order; a stable sort keeps equal ones in grid order
         order = np.argsort(-alphas, kind="stable")
         split_scores = np.full((n_folds, len(alphas), len(self.gammas_)), np.nan)
@@ -199,8 +220,10 @@ class NystroemLogisticRegressionCV(ClassifierMixin, RefittedClassifier, InMemory
         with self._progress(len(self.gammas_) * len(alphas) + self.refit) as bar:
             for g, gamma in enumerate(self.gammas_):
                 params = self._kernel_params_for(gamma)
-                passes = LogisticPasses(KernelOperator(X, self.components_, keep_blocks=self.kernel_cache_ > 0,
-                                                       **params), Y, row_weights, keep_logits=True)
+                hessian = KernelOperator(X_single, self.components_, keep_blocks=keep_single, **params) \
+                    if single else None
+                passes = LogisticPasses(KernelOperator(X, self.components_, keep_blocks=keep, **params), Y,
+                                        row_weights, keep_logits=True, hessian=hessian)
 
                 def on_target(index, a, b, converged, g=g, passes=passes):
                     self.converged_[order[index], g] = converged
@@ -237,7 +260,7 @@ class NystroemLogisticRegressionCV(ClassifierMixin, RefittedClassifier, InMemory
             n_components=self.n_components_, alpha=self.alpha_, kernel=self.kernel_, gamma=self.gamma_,
             degree=self.degree_, coef0=self.coef0_, nu=self.nu_, landmarks=self.components_,
             fit_intercept=self.fit_intercept, max_iter=self.max_iter, tol=self.tol, cg_max_iter=self.cg_max_iter,
-            kernel_cache=self.kernel_cache, random_state=self.random_state)
+            kernel_cache=self.kernel_cache, hessian_dtype=self.hessian_dtype, random_state=self.random_state)
         return model.fit(X, y)
 
     def predict_proba(self, X):

@@ -115,6 +115,7 @@ def test_points_stopped_by_max_iter_are_said():
     ({"tol": -1.0}, "tol"),
     ({"max_iter": 0}, "max_iter"),
     ({"cv": 3, "validation_fraction": 0.2}, "not both"),
+    ({"hessian_dtype": "float16"}, "hessian_dtype"),
 ])
 def test_bad_parameters_are_refused_before_any_work(params, message):
     X, y = _problem()
@@ -127,3 +128,37 @@ def test_dask_rows_are_refused_by_name():
     X, y = _problem()
     with pytest.raises(TypeError, match="rows in memory"):
         NystroemLogisticRegressionCV(10).fit(da.from_array(X, chunks=60), y)
+
+
+def test_the_search_takes_float32_hessian_products_and_keeps_their_blocks_first(monkeypatch):
+    """float64 rows: the Hessian products run on float32 blocks (kept beside the float64 ones), and the
+    scores are those of the float64 products' search; the refit gets the same precision."""
+    X, y = _problem(classes=3)
+    hessians = []
+    original = LogisticPasses.__init__
+
+    def recording(self, K, Y, row_weights=None, keep_logits=False, hessian=None):
+        hessians.append(None if hessian is None else (hessian.X.dtype, hessian.kept is not None))
+        original(self, K, Y, row_weights, keep_logits, hessian)
+
+    monkeypatch.setattr(LogisticPasses, "__init__", recording)
+    params = dict(alphas=ALPHAS, gammas=GAMMAS, cv=3, random_state=0, **TIGHT)
+    single = NystroemLogisticRegressionCV(30, **params).fit(X, y)
+    assert hessians[:len(GAMMAS)] == [(np.float32, True)] * len(GAMMAS)
+    assert single.kernel_cache_ == X.shape[0] * 30 * 12
+    assert single.best_estimator_.hessian_dtype == "auto"
+    hessians.clear()
+    double = NystroemLogisticRegressionCV(30, hessian_dtype="float64", **params).fit(X, y)
+    assert hessians[:len(GAMMAS)] == [None] * len(GAMMAS)
+    assert double.kernel_cache_ == X.shape[0] * 30 * 8
+    assert single.converged_.all() and double.converged_.all()
+    for k in range(3):
+        np.testing.assert_allclose(single.cv_results_[f"split{k}_test_score"],
+                                   double.cv_results_[f"split{k}_test_score"], rtol=1e-6)
+    # a budget for the float32 blocks alone keeps them alone
+    alone = NystroemLogisticRegressionCV(30, kernel_cache=X.shape[0] * 30 * 4, **params).fit(X, y)
+    assert alone.kernel_cache_ == X.shape[0] * 30 * 4
+    # float32 rows are float32 throughout: no second operator
+    hessians.clear()
+    NystroemLogisticRegressionCV(30, **params).fit(X.astype(np.float32), y)
+    assert hessians[:len(GAMMAS)] == [None] * len(GAMMAS)
