@@ -199,3 +199,13 @@ def test_a_budget_larger_than_a_workers_room_is_refused(client, data):
     budget = 1.05 * min(worker_memory())
     with pytest.raises(ValueError, match="bytes per Dask worker is more than"):
         NystroemKernelRidge(n_components=50, kernel_cache=budget).fit(da.from_array(X, chunks=3000), y)
+
+
+def test_the_workers_room_does_not_read_the_clients_cached_identity(client, monkeypatch):
+    """The client's periodic refresh keeps an identity without workers; reading it (a race between the
+    fetch and the read) made a two-worker cluster look empty."""
+    from kernelmaps._machines.dask_support import worker_memory
+
+    monkeypatch.setattr(type(client), "scheduler_info", lambda self, *args, **kwargs: {"workers": {}})
+    room = worker_memory()
+    assert len(room) == 2 and all(value > 0 for value in room)

@@ -64,10 +64,10 @@ def worker_memory():
     client = _distributed_client()
     if client is None:
         return None
-    try:
-        workers = list(client.scheduler_info(n_workers=-1)["workers"].values())
-    except TypeError:  # a distributed release whose scheduler_info lists every worker
-        workers = list(client.scheduler_info()["workers"].values())
+    # asked of the scheduler directly: Client.scheduler_info returns the client's cached identity,
+    # which the client's periodic refresh (distributed 2026.8 asks it for no workers) can overwrite
+    # between the fetch and the read; a cluster of two workers then looked empty
+    workers = list(client.sync(client.scheduler.identity)["workers"].values())
     if not workers:
         raise RuntimeError("the Dask cluster has no workers: start some before fitting")
     shared = available_memory_bytes() / len(workers)
