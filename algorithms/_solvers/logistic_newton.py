@@ -14,10 +14,11 @@ conjugate gradient preconditioned by ``B = T^{-1} A^{-1}``, ``T = chol(K_mm)``,
 (``K_mm D K_mm / m`` is the centres' estimate of ``K^T W K / n``; for centres that
 are not training rows, ``D`` is the mean weight), shared by the columns (their
 geometric mean, :func:`shared_weights`): one factor preconditions every column's
-CG. As in Meanti et al. (2020), ``lam`` follows a decreasing path, one Newton step per value, from a large ridge,
-where Newton's method converges from zero, down to the target, where the steps
-continue until the gradient is small: each step starts inside the region where
-the next one converges quickly (Marteau-Ferey et al. 2019). A step that raises
+CG. As in Meanti et al. (2020), ``lam`` follows a decreasing path, one Newton
+step per value, from a large ridge, where Newton's method converges from zero,
+down to the target, where the steps continue until the gradient is small: each
+step starts inside the region where the next one converges quickly
+(Marteau-Ferey et al. 2019). A step that raises
 the objective is halved until it does not. Where a factorization costs many
 passes (few columns, few rows per centre), the steps at one ridge keep the
 factor of the first of them (:func:`reuses_factors`).
