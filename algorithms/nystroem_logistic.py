@@ -26,12 +26,23 @@ def check_hessian_dtype(value):
         raise ValueError(f"hessian_dtype must be one of {', '.join(map(repr, HESSIAN_DTYPES))}, got {value!r}")
 
 
-def plan_logistic_cache(budget, n_rows, n_single_rows, m, dtype):
-    """``(keep, keep_single, bytes kept)`` of a logistic fit with float32 Hessian products.
+def uses_float32_hessian(hessian_dtype, dtype):
+    """Whether a fit on in-memory rows of ``dtype`` takes its Hessian products in float32: float64
+    rows unless ``hessian_dtype='float64'`` (float32 rows are float32 throughout)."""
+    return hessian_dtype != "float64" and np.dtype(dtype) != np.float32
 
-    The float32 blocks of the products' ``n_single_rows`` rows, read by every CG iteration, come
-    first; the ``n_rows`` rows' blocks in ``dtype`` are kept beside them when both fit ``budget``.
+
+def plan_logistic_cache(budget, n_rows, n_single_rows, m, dtype, single):
+    """``(keep, keep_single, bytes kept)``: whether a logistic fit keeps the blocks of its ``n_rows`` rows
+    in ``dtype``, and (with float32 Hessian products, ``single``) the float32 blocks of the products'
+    ``n_single_rows`` rows, within ``budget`` bytes.
+
+    The float32 blocks, read by every CG iteration, come first; the blocks in ``dtype`` are kept
+    beside them when both fit.
     """
+    if not single:
+        n_bytes = KernelOperator.kept_bytes(n_rows, m, dtype)
+        return n_bytes <= budget, False, n_bytes if n_bytes <= budget else 0
     single_bytes = KernelOperator.kept_bytes(n_single_rows, m, np.float32)
     double_bytes = KernelOperator.kept_bytes(n_rows, m, dtype)
     keep_single = single_bytes <= budget
@@ -219,22 +230,13 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
         if held_out is not None:
             X, X_val, T, label_val = X[train], X[held_out], T[train], labels[held_out]
         self._set_kernel_and_centres(X, rng)
-        single = self.hessian_dtype != "float64" and X.dtype != np.float32
-        keep, keep_single = self._plan_logistic_cache(X.shape[0], 0 if X_val is None else X_val.shape[0], X.dtype,
-                                                      single)
+        single = uses_float32_hessian(self.hessian_dtype, X.dtype)
+        # the blocks in the rows' dtype cover the training and held-out rows, the float32 ones the training rows
+        keep, keep_single, self.kernel_cache_ = plan_logistic_cache(
+            kernel_cache_budget(self.kernel_cache), X.shape[0] + (0 if X_val is None else X_val.shape[0]),
+            X.shape[0], self.n_components_, X.dtype, single)
         hessian = self._operator(X.astype(np.float32), keep_blocks=keep_single) if single else None
         self.solve_on(self._operator(X, keep_blocks=keep), T, X_val, label_val, hessian=hessian)
-
-    def _plan_logistic_cache(self, n_train, n_held_out, dtype, single):
-        """``(keep, keep_single)``: whether the fit keeps ``K(X, C)`` in the rows' ``dtype`` (training and
-        held-out rows), and the float32 blocks of the Hessian products (training rows, with ``single``).
-        The float32 blocks, read by every CG iteration, come first; both are kept when both fit the budget.
-        Sets ``kernel_cache_`` to the bytes kept."""
-        if not single:
-            return self._plan_kernel_cache(n_train + n_held_out, dtype), False
-        keep, keep_single, self.kernel_cache_ = plan_logistic_cache(
-            kernel_cache_budget(self.kernel_cache), n_train + n_held_out, n_train, self.n_components_, dtype)
-        return keep, keep_single
 
     def solve_on(self, K, T, X_val=None, label_val=None, hessian=None):
         """Fit ``coef_`` and ``intercept_`` on the operator ``K`` of the training rows and their

@@ -18,7 +18,8 @@ from ._machines.nystroem_cv import (GAMMAS_DOC, SEARCH_DOC, TARGET_INPUT, InMemo
 from ._solvers.kernel_operator import KernelOperator
 from ._solvers.logistic_newton import nystroem_logistic_newton
 from ._solvers.logistic_passes import LogisticPasses
-from .nystroem_logistic import NystroemLogisticRegression, check_hessian_dtype, plan_logistic_cache
+from .nystroem_logistic import (NystroemLogisticRegression, check_hessian_dtype, plan_logistic_cache,
+                                 uses_float32_hessian)
 
 __all__ = ["NystroemLogisticRegressionCV"]
 
@@ -185,7 +186,7 @@ class NystroemLogisticRegressionCV(ClassifierMixin, RefittedClassifier, InMemory
         """Refuse, before any centre is drawn, columns or ``m x m`` matrices that do not fit."""
         columns = X.shape[0] * n_splits * n_outputs
         # the float32 copy of the rows for the Hessian products
-        single_copy = 4 * X.size if self.hessian_dtype != "float64" and X.dtype != np.float32 else 0
+        single_copy = 4 * X.size if uses_float32_hessian(self.hessian_dtype, X.dtype) else 0
         check_fits_in_memory(8 * (4 * columns + 6 * m * m) + single_copy, f"n_components={m}",
                              f"{n_splits} folds x {n_outputs} one-vs-rest columns of {X.shape[0]} rows and six "
                              f"matrices of {m} x {m}", "use fewer centres or folds")
@@ -196,16 +197,10 @@ class NystroemLogisticRegressionCV(ClassifierMixin, RefittedClassifier, InMemory
         membership, _ = self._folds(X, self.classes_[labels], labels)
         n_folds, n_outputs = membership.shape[1], T.shape[1]
         self._set_up(X, alphas, gammas, n_folds, n_outputs, scoring)
-        # float32 Hessian products for float64 rows (the plain machine's rule)
-        single = self.hessian_dtype != "float64" and X.dtype != np.float32
-        budget = kernel_cache_budget(self.kernel_cache)
-        if single:
-            keep, keep_single, self.kernel_cache_ = plan_logistic_cache(budget, X.shape[0], X.shape[0],
-                                                                        self.n_components_, X.dtype)
-            X_single = X.astype(np.float32)
-        else:
-            n_bytes = KernelOperator.kept_bytes(X.shape[0], self.n_components_, X.dtype)
-            keep, self.kernel_cache_ = n_bytes <= budget, n_bytes if n_bytes <= budget else 0
+        single = uses_float32_hessian(self.hessian_dtype, X.dtype)
+        keep, keep_single, self.kernel_cache_ = plan_logistic_cache(
+            kernel_cache_budget(self.kernel_cache), X.shape[0], X.shape[0], self.n_components_, X.dtype, single)
+        X_single = X.astype(np.float32) if single else None
         # the penalties in decreasing order: the path's order; a stable sort keeps equal ones in grid order
         order = np.argsort(-alphas, kind="stable")
         split_scores = np.full((n_folds, len(alphas), len(self.gammas_)), np.nan)
