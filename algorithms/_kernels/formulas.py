@@ -30,7 +30,8 @@ from numba import njit
 from numba.core import types
 from numba.extending import overload
 
-from .._numba.fastmath import FASTMATH, vexp
+from .._numba.fastmath import FASTMATH
+from .._numba.fastmath_exp import vexp, vexp_nonpositive
 from .frames import frame_gamma
 from .matern import half_integer_order, matern_distances
 
@@ -226,7 +227,7 @@ def _gaussian_block(kernel, G, X, V, sq_v):
             # clamps round-off below 0 but keeps NaN (from inf - inf), which the
             # callers' finiteness checks turn into an error instead of k = 1
             t = zero if t < zero else t
-            row[j] = vexp(-gamma * t)
+            row[j] = vexp_nonpositive(-gamma * t)
 
 
 @_block_of(Exponential)
@@ -280,7 +281,7 @@ def _matern_half_integer_block(kernel, G, X, V, sq_v):
             acc = coefs[order]
             for k in range(order - 1, -1, -1):
                 acc = acc * s + coefs[k]
-            row[j] = acc * vexp(-s)
+            row[j] = acc * vexp_nonpositive(-s)
 
 
 @_block_of(MaternDistance)
@@ -307,7 +308,7 @@ def _laplacian_block(kernel, G, X, V, sq_v):
                 s += abs(x[k] - v[k])
             row[j] = s
         for j in range(G.shape[1]):
-            row[j] = vexp(-gamma * row[j])
+            row[j] = vexp_nonpositive(-gamma * row[j])
 
 
 def pair_entry(kernel, x, v):
@@ -374,7 +375,7 @@ def _sech_entry(kernel, x, v):
     p = one
     for k in range(x.shape[0]):
         # sech(t) = 2 e / (1 + e^2) with e = exp(-|t|) <= 1: no overflow
-        e = vexp(-gamma * abs(x[k] - v[k]))
+        e = vexp_nonpositive(-gamma * abs(x[k] - v[k]))
         p *= two * e / (one + e * e)
     return p
 
@@ -392,7 +393,7 @@ def _chi2_entry(kernel, x, v):
         mean = half * x[k] + half * v[k]
         # half * t * (t / mean): neither t * t nor x + y can overflow
         s += half * t * (t / mean) if mean > zero else zero
-    return vexp(-gamma * s)
+    return vexp_nonpositive(-gamma * s)
 
 
 @_entry_of(AdditiveChi2)

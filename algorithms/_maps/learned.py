@@ -23,7 +23,8 @@ from .._core.parallel import blas_single_thread
 from .._core.validation import (check_choice, check_float_array, check_fraction, check_input, check_n_components,
                                 check_positive, clear_fitted_state, dask_support, is_dask_array)
 from .._kernels.bandwidth import resolve_gamma
-from .._numba.fastmath import FASTMATH, row_needs_libm, trig_limit, vexp, vsincos
+from .._numba.fastmath import FASTMATH, row_needs_libm, trig_limit, vsincos
+from .._numba.fastmath_exp import vexp
 from .._solvers.pegasos_dense import DENSE_ACTIVE_FRACTION, draw_minibatches, pegasos_steps
 from .._solvers.pegasos_kernels import active_pairs, hinge_margins
 from ..pegasos import PegasosSVC

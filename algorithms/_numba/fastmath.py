@@ -1,33 +1,29 @@
-"""Branchless, vectorizable cos, sin and exp for Numba kernels.
+"""Branchless, vectorizable cos and sin for Numba kernels.
 
 Numba on this stack has no SVML, so ``np.cos`` or ``math.exp`` inside a loop is a
 scalar libm call and the loop cannot vectorize. The functions here are written as
 range reduction plus a polynomial with selects instead of branches, so that LLVM
-inlines them and emits SIMD code for the loops that call them. The log, built on
-the same bit casts, is :mod:`kernelmaps._numba.fastmath_log`'s.
+inlines them and emits SIMD code for the loops that call them. The exp and the log,
+built on the same bit casts, are :mod:`kernelmaps._numba.fastmath_exp`'s and
+:mod:`kernelmaps._numba.fastmath_log`'s.
 
-Inside ``@njit`` code call the generic :func:`vcos`, :func:`vsin`, :func:`vsincos`
-and :func:`vexp` (and :func:`kernelmaps._numba.fastmath_log.vlog`): each resolves at
-compile time to the float32 or float64 implementation of its argument's type, so
-float32 kernels stay in float32 and use twice the SIMD lanes.
+Inside ``@njit`` code call the generic :func:`vcos`, :func:`vsin` and :func:`vsincos`
+(and :func:`kernelmaps._numba.fastmath_exp.vexp`,
+:func:`kernelmaps._numba.fastmath_log.vlog`): each resolves at compile time to the
+float32 or float64 implementation of its argument's type, so float32 kernels stay
+in float32 and use twice the SIMD lanes.
 
 Accuracy (tested against numpy in ``tests/test_fastmath.py``):
 
 * float64: absolute error below 1e-14 for cos/sin with ``|x| <= TRIG_LIMIT64``;
-  relative error below 1e-14 for exp over its whole range.
-* float32: absolute error below 1e-6 for ``|x| <= TRIG_LIMIT32``; relative error
-  below 1e-6 for exp.
+* float32: absolute error below 1e-6 for ``|x| <= TRIG_LIMIT32``.
 
 Beyond the trig limits the Cody-Waite reduction loses bits. Kernels that can meet
 such arguments check a row cheaply (a vectorized sum of squares) and fall back to
 ``math.cos`` for that row: see :func:`row_needs_libm`.
 
 Polynomial coefficients are the published minimax sets of fdlibm (``__kernel_sin``,
-``__kernel_cos``) for float64 and of Cephes (``sinf``, ``cosf``) for float32. exp
-reduces ``x = k ln 2 + r`` with ``|r| <= ln(2)/2`` and uses a polynomial of degree
-10 (float64) or 6 (float32) interpolating at Chebyshev nodes, with ``1 + r`` kept
-exact; over a dense sweep of the whole range, subnormal results included, its
-largest relative error on normal results is 1.3e-15 (float64) and 8.0e-8 (float32).
+``__kernel_cos``) for float64 and of Cephes (``sinf``, ``cosf``) for float32.
 """
 
 import math
@@ -47,16 +43,6 @@ POLY_FLAGS = {"nsz", "arcp", "contract", "afn"}
 TRIG_LIMIT64 = 1.0e6  # k * PIO2_1 is exact while |k| < 2**20
 TRIG_LIMIT32 = 8192.0  # Cephes' stated range for the float32 reduction
 
-# exp clamps its argument just outside the range where the result is a finite,
-# nonzero number, so that 2**k stays a normal number in two factors while the
-# result still overflows to inf (or underflows to 0) where libm's does.
-_EXP64_HIGH = 720.0  # ln(largest float64) = 709.78
-_EXP64_LOW = -760.0  # ln(smallest float64 subnormal) = -744.44
-_EXP32_HIGH = 100.0  # ln(largest float32) = 88.72
-_EXP32_LOW = -110.0  # ln(smallest float32 subnormal) = -103.28
-# IEEE 754 layout: the exponent bias, and the bits of mantissa below the exponent
-_BIAS64, _MANTISSA64 = 1023, 52
-_BIAS32, _MANTISSA32 = 127, 23
 
 # -- float64 constants (fdlibm) ---------------------------------------------
 _TWO_OVER_PI = 6.36619772367581382433e-01
@@ -67,7 +53,6 @@ _S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.9841
 _S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
 _C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
 _C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
-_LOG2E = 1.44269504088896338700e00
 LN2_HI = 6.93147180369123816490e-01
 LN2_LO = 1.90821492927058770002e-10
 
@@ -94,19 +79,6 @@ _PI_3 = 2.0 * _PIO2_3
 # scalarizes it).
 _ROUND64 = 6755399441055744.0
 _ROUND32 = np.float32(12582912.0)
-# exp's magic numbers also carry twice the exponent bias into t's low bits (see _exp64)
-_EXP_ROUND64 = _ROUND64 + 2 * _BIAS64
-_EXP_ROUND32 = np.float32(12582912.0 + 2 * _BIAS32)
-# exp(r) = 1 + r + r^2 q(r) on |r| <= ln(2)/2, q interpolating (exp(r) - 1 - r) / r^2
-# (its series, summed in long double) at deg(q) + 1 Chebyshev nodes: deg(q) = 8 for
-# float64 (Taylor needs 12 terms for 1e-15), 4 for float32 (Cephes' expf has 7). The
-# Gaussian epilogue calling vexp is bound by vector-op throughput, so each op saved
-# shows: float64 0.86 ns/element fused (1.15 with Taylor's degree 13) vs np.exp 0.80,
-# float32 0.38 (0.47) vs 0.44. Estrin's scheme and a 4-entry 2**(j/4) table with
-# degree 7 measured slower: they add more ops than they save.
-_P0, _P1, _P2, _P3, _P4, _P5, _P6, _P7, _P8 = (
-    0.5, 0.16666666666648303, 0.04166666666665137, 0.00833333335371711, 0.0013888888905869284,
-    0.00019841208757064867, 2.480153641207907e-05, 2.7625101973433264e-06, 2.761379420954373e-07)
 
 # -- float32 constants (Cephes) ---------------------------------------------
 _F = np.float32
@@ -120,7 +92,6 @@ _S3_F = _F(-1.9515295891e-4)
 _C1_F = _F(4.166664568298827e-2)
 _C2_F = _F(-1.388731625493765e-3)
 _C3_F = _F(2.443315711809948e-5)
-_LOG2E_F = _F(1.44269504088896341)
 LN2_HI_F = _F(0.693359375)
 LN2_LO_F = _F(-2.12194440e-4)
 _Q0_F, _Q1_F, _Q2_F, _Q3_F, _Q4_F = (_F(c) for c in (
@@ -129,8 +100,6 @@ _ONE_OVER_PI_F = _F(0.318309886183790671538)
 _DP1PI_F = _F(3.140625)  # Cephes' pi/4 parts times 4 (exact): pi in three parts
 _DP2PI_F = _F(9.67502593994140625e-4)
 _DP3PI_F = _F(1.509957990978376432e-7)
-_P0_F, _P1_F, _P2_F, _P3_F, _P4_F = (_F(c) for c in (
-    0.5, 0.16666577756404877, 0.041666556149721146, 0.008363173343241215, 0.0013926175888627768))
 
 
 #: The integer type of each float's width: a bit cast maps one to the other.
@@ -221,27 +190,6 @@ def _sin64(x):
     return _sincos64(x)[0]
 
 
-@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
-def _exp64(x):
-    # Clamping keeps k in range (the two-factor scaling then overflows, or underflows
-    # through the subnormals, as libm does); NaN passes through both clamps and p.
-    xc = _EXP64_HIGH if x > _EXP64_HIGH else x
-    xc = _EXP64_LOW if xc < _EXP64_LOW else xc
-    t = xc * _LOG2E + _EXP_ROUND64  # k + 2 * bias in the low bits, as in _sincos64
-    k = t - _EXP_ROUND64
-    r = xc - k * LN2_HI
-    r = r - k * LN2_LO
-    p = 1.0 + r * (1.0 + r * (_P0 + r * (_P1 + r * (_P2 + r * (_P3 + r * (_P4 + r * (
-        _P5 + r * (_P6 + r * (_P7 + r * _P8)))))))))
-    # 2**k = 2**floor(k/2) * 2**ceil(k/2): m >> 1 and m - (m >> 1) are their biased
-    # exponents (m = k + 2 bias), and the shift by 52 drops the magic number's bits.
-    bits = float_to_bits(t)
-    half = bits >> 1
-    scale_a = bits_to_float(half << _MANTISSA64)
-    scale_b = bits_to_float((bits - half) << _MANTISSA64)
-    return p * scale_a * scale_b
-
-
 # ---------------------------------------------------------------- float32
 @njit(cache=True, fastmath=POLY_FLAGS, inline="never")  # see _scaled_cos32
 def _sincos32(x):
@@ -284,23 +232,6 @@ def _sin32(x):
     return _sincos32(x)[0]
 
 
-@njit(cache=True, fastmath=POLY_FLAGS, inline="never")
-def _exp32(x):
-    # as _exp64, with float32's 8-bit exponent field
-    xc = _F(_EXP32_HIGH) if x > _F(_EXP32_HIGH) else x
-    xc = _F(_EXP32_LOW) if xc < _F(_EXP32_LOW) else xc
-    t = xc * _LOG2E_F + _EXP_ROUND32
-    k = t - _EXP_ROUND32
-    r = xc - k * LN2_HI_F
-    r = r - k * LN2_LO_F
-    p = _F(1.0) + r * (_F(1.0) + r * (_P0_F + r * (_P1_F + r * (_P2_F + r * (_P3_F + r * _P4_F)))))
-    bits = float_to_bits(t)
-    half = np.int32(bits >> 1)
-    scale_a = bits_to_float(np.int32(half << _MANTISSA32))
-    scale_b = bits_to_float(np.int32((bits - half) << _MANTISSA32))
-    return p * scale_a * scale_b
-
-
 # ------------------------------------------------------- generic entry points
 def vcos(x):
     """Vectorizable cosine of a float32 or float64 scalar (Numba only)."""
@@ -321,11 +252,6 @@ def vscaled_cos(x, scale):
 def vsincos(x):
     """``(sin(x), cos(x))`` sharing one range reduction (Numba only)."""
     return math.sin(x), math.cos(x)
-
-
-def vexp(x):
-    """Vectorizable exponential of a float32 or float64 scalar (Numba only)."""
-    return math.exp(x)
 
 
 def trig_limit(x):
@@ -356,7 +282,6 @@ def _vscaled_cos_impl(x, scale):
     if x == types.float64 and scale == types.float64:
         return lambda x, scale: _scaled_cos64(x, scale)
     return None
-overload(vexp)(by_dtype(_exp32, _exp64))
 
 
 @overload(trig_limit)

@@ -1,8 +1,9 @@
-"""The vectorized functions of :mod:`kernelmaps._numba.fastmath` applied to whole arrays.
+"""The vectorized functions of :mod:`kernelmaps._numba.fastmath` and
+:mod:`kernelmaps._numba.fastmath_exp` applied to whole arrays.
 
-:func:`cos`, :func:`sin` and :func:`exp` run the branchless kernels over a float32
-or float64 array (the trig ones fall back to libm for entries beyond the reduction's
-range); :func:`all_finite` is the branch-free finiteness test the transforms run on
+:func:`cos`, :func:`sin`, :func:`exp` and :func:`exp_nonpositive` run the branchless
+kernels over a float32 or float64 array (the trig ones fall back to libm for entries
+beyond the reduction's range); :func:`all_finite` is the branch-free finiteness test the transforms run on
 each output block while it is in cache.
 """
 
@@ -11,7 +12,8 @@ import math
 import numpy as np
 from numba import njit
 
-from .fastmath import FASTMATH, row_needs_libm, trig_limit, vcos, vexp, vsin
+from .fastmath import FASTMATH, row_needs_libm, trig_limit, vcos, vsin
+from .fastmath_exp import vexp, vexp_nonpositive
 
 @njit(cache=True, nogil=True, parallel=False, fastmath=FASTMATH)
 def _apply_cos(x, out):
@@ -39,6 +41,12 @@ def _apply_sin(x, out):
 def _apply_exp(x, out):
     for j in range(x.shape[0]):
         out[j] = vexp(x[j])
+
+
+@njit(cache=True, nogil=True, parallel=False, fastmath=FASTMATH)
+def _apply_exp_nonpositive(x, out):
+    for j in range(x.shape[0]):
+        out[j] = vexp_nonpositive(x[j])
 
 
 def _elementwise(kernel, x):
@@ -74,6 +82,15 @@ def sin(x):
 def exp(x):
     """Element-wise exponential of a float32 or float64 array by the vectorized kernel."""
     return _elementwise(_apply_exp, x)
+
+
+def exp_nonpositive(x):
+    """Element-wise exponential of a float32 or float64 array of entries ``<= 0`` (or NaN),
+    by the kernel the distance kernels use; a positive entry is refused."""
+    x = np.asarray(x)
+    if np.any(x > 0):
+        raise ValueError(f"exp_nonpositive takes entries <= 0, got a largest entry of {np.nanmax(x)}")
+    return _elementwise(_apply_exp_nonpositive, x)
 
 
 @njit(cache=True, nogil=True, fastmath={"reassoc"})

@@ -37,7 +37,8 @@ from numba import njit
 from numba.core import types
 from numba.extending import overload
 
-from .fastmath import FASTMATH, vexp
+from .fastmath import FASTMATH
+from .fastmath_exp import vexp, vexp_nonpositive
 from .tiles import TILE_ROWS, TILE_VECTORS, cauchy_tile, dot_tile, l1_tile, rank_update, sqdist_tile
 
 # the one-column product below is written out for four rows
@@ -143,7 +144,7 @@ def _clamped_exp(epilogue, a, row_term, coefs):
     t = a + row_term
     # clamps round-off above 0 but keeps NaN, which the finiteness check of the products reports
     t = t - t if t > t - t else t
-    return vexp(epilogue.gamma * t)
+    return vexp_nonpositive(epilogue.gamma * t)
 
 
 @_entry_of(ExpOfDot)
@@ -165,7 +166,7 @@ def _power_of_dot(epilogue, a, row_term, coefs):
 @_entry_of(ExpOfL1)
 @njit(cache=True, nogil=True, fastmath=FASTMATH, inline="always")
 def _exp_of_l1(epilogue, a, row_term, coefs):
-    return vexp(-epilogue.gamma * a)
+    return vexp_nonpositive(-epilogue.gamma * a)
 
 
 @_entry_of(Reciprocal)
@@ -181,7 +182,7 @@ def _matern_of_squares(epilogue, a, row_term, coefs):
     acc = coefs[epilogue.order]
     for k in range(epilogue.order - 1, -1, -1):
         acc = acc * s + coefs[k]
-    return acc * vexp(-s)
+    return acc * vexp_nonpositive(-s)
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)

@@ -11,7 +11,8 @@ import numpy as np
 from numba import njit
 from scipy.optimize import brentq
 
-from .._numba.fastmath import FASTMATH, vexp
+from .._numba.fastmath import FASTMATH
+from .._numba.fastmath_exp import vexp_nonpositive
 from .._numba.fastmath_log import vlog
 
 #: Loss name -> code read by the Numba kernels.
@@ -30,12 +31,12 @@ def _log1p_small(e):
 @njit(cache=True, inline="always", error_model="numpy", fastmath=FASTMATH)
 def _softplus(a):
     """``log(1 + exp(a))`` for any finite ``a``, without overflow."""
-    return (a if a > 0 else 0 * a) + _log1p_small(vexp(-abs(a)))
+    return (a if a > 0 else 0 * a) + _log1p_small(vexp_nonpositive(-abs(a)))
 
 
 @njit(cache=True, inline="always", error_model="numpy", fastmath=FASTMATH)
 def _sigmoid(a):
-    e = vexp(-abs(a))
+    e = vexp_nonpositive(-abs(a))
     return 1 / (1 + e) if a >= 0 else e / (1 + e)
 
 
