@@ -72,7 +72,10 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
     or a step's Newton decrement predicts a gain of at most ``tol`` times the
     objective (at a small ridge the gradient criterion asks CG for directions the
     data barely constrain, at 20 passes a step, for no change in test loss).
-    A step that raises the objective is halved. Where a factorization costs more
+    The pass that evaluates a step also sums the loss at 0.5 to 3 times it, and
+    each class keeps the multiple with the lowest objective (near separable
+    classes, where the loss is close to an exponential of the margin, Newton's
+    step is too short); a step that raises the objective is halved. Where a factorization costs more
     than ten passes (few classes, few rows per centre), the steps at one ridge
     share the preconditioner factor of its first step, and a step whose CG ran out of iterations
     gets a fresh one. Each pass over the rows reads the kept kernel blocks
@@ -89,8 +92,8 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
     on the same centres. ``early_stopping`` is refused on Dask input.
 
     Time is the number of passes times ``O(n m d)`` each: one per CG iteration and
-    one per step's update (more when a step is halved), plus one at the start. The
-    defaults allow ``max_iter x (cg_max_iter + 1) + 1 = 421`` passes; at
+    one or two per step's update (more when a step is halved), plus one at the start. The
+    defaults allow ``max_iter x (cg_max_iter + 2) + 1 = 441`` passes before any halving; at
     ``lam = 1e-6`` on ``10^5`` rows a fit stops after 7 steps and 99 passes,
     about twice a :class:`NystroemKernelRidge` fit's. ``n_iter_`` and
     ``cg_iterations_`` tell how many passes a fit took.

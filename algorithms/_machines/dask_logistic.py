@@ -27,7 +27,7 @@ except ImportError as error:  # pragma: no cover - exercised by the no-dask test
                       "pip install 'kernelmaps[dask]'") from error
 
 from .._numba.compensated import CompensatedSum
-from .._solvers.logistic_passes import pass_rows, point_from_sums, row_weights
+from .._solvers.logistic_passes import LINE_STEPS, pass_rows, point_from_sums, row_weights
 from ..dask import TREE_FAN_IN
 
 
@@ -48,18 +48,20 @@ def _chunk_targets(operator, targets):
     return np.asarray(targets, dtype=np.float64).reshape(operator.shape[0], -1)
 
 
-def _chunk_run(operator, targets, a, b, n):
+def _chunk_run(operator, targets, a, b, n, start):
     """One chunk's share of a point: the map step of :meth:`DaskLogisticPasses.run`."""
+    k = b.shape[0]
     with serial():
         Y = _chunk_targets(operator, targets)
-        sums = CompensatedSum((3, b.shape[0]))
+        sums = CompensatedSum((3 if start is None else 3 + len(LINE_STEPS), k))
 
         def rows_map(lo, hi, F):
-            U, _, part = pass_rows(Y[lo:hi], b, n, F)
+            U, _, part = pass_rows(Y[lo:hi], b, n, F[:, :k], start=None if start is None else F[:, k:] + start[1])
             sums.add(part)
             return U
 
-        return _PassSums(operator.sweep_sum(a, rows_map, 2 * b.shape[0]), sums)
+        forward = a if start is None else np.hstack([a, start[0]])
+        return _PassSums(operator.sweep_sum(forward, rows_map, 2 * k), sums)
 
 
 def _chunk_hessian(operator, targets, a, b, V):
@@ -96,11 +98,15 @@ class DaskLogisticPasses:
         parts = self.K.map_chunks(task, self._targets, shared=args)
         return tree_sum(parts, TREE_FAN_IN).compute()
 
-    def run(self, a, b):
-        """The point at ``(a, b)``; its weights serve the next :meth:`hessian_product` calls."""
+    def run(self, a, b, start=None):
+        """The point at ``(a, b)``; its weights serve the next :meth:`hessian_product` calls. ``start``, as
+        :meth:`kernelmaps._solvers.logistic_passes.LogisticPasses.run`'s, adds the loss along the step."""
         a = np.ascontiguousarray(a, dtype=np.float64)
         b = np.asarray(b, dtype=np.float64)
-        total = self._map_reduce(_chunk_run, graph_node(a, "kernelmaps-a"), b, self.shape[0])
+        if start is not None:
+            start = (graph_node(np.ascontiguousarray(start[0], dtype=np.float64), "kernelmaps-a0"),
+                     np.asarray(start[1], dtype=np.float64))
+        total = self._map_reduce(_chunk_run, graph_node(a, "kernelmaps-a"), b, self.shape[0], start)
         self._point = (a, b)
         return point_from_sums(a, b, self.shape[0], total.both.result(), total.sums.result())
 

@@ -32,6 +32,11 @@ def logistic_probabilities(scores):
     return positive / positive.sum(axis=1, keepdims=True)
 
 
+#: The multiples of a Newton step whose loss a run along the step also sums (see
+#: :func:`pass_rows`): the solver keeps the multiple with the lowest objective.
+LINE_STEPS = (0.5, 0.75, 1.25, 1.5, 2.0, 2.5, 3.0)
+
+
 class _Point(NamedTuple):
     a: np.ndarray
     b: np.ndarray
@@ -40,15 +45,19 @@ class _Point(NamedTuple):
     intercept_gradient: np.ndarray  # mean l' per column
     weight_mean: np.ndarray        # mean W per column
     weighted_sum: np.ndarray       # u = K^T W 1
+    line_loss: np.ndarray = None   # (len(LINE_STEPS), k) mean loss at those multiples of the step run
 
 
-def pass_rows(Y, b, n, F, weights=None):
+def pass_rows(Y, b, n, F, weights=None, start=None):
     """The per-row terms of one pass at logits ``F + b`` of ±1 targets ``Y`` (rows of a block).
 
     Returns ``(U, W, sums)``: ``U = [l' / n, W]`` to multiply by ``K^T``, the weights
     ``W = l''`` and the ``(3, k)`` sums of the loss, ``l'`` and ``W`` over the rows.
     ``weights`` (the block's shape) scale each row's loss in each column: a zero
-    leaves the row out of that column's problem.
+    leaves the row out of that column's problem. ``start``, the logits of the point
+    a step starts from, adds ``len(LINE_STEPS)`` rows to ``sums``: the loss at the
+    logits ``start + t (F + b - start)`` for each ``t`` of :data:`LINE_STEPS`, which
+    are linear in the step.
     """
     margin = Y * (F + b)
     s = stable_sigmoid(-margin)                 # sigmoid(-y f) = -l' / y
@@ -57,8 +66,13 @@ def pass_rows(Y, b, n, F, weights=None):
     loss = _log1p_exp(-margin)
     if weights is not None:
         W, derivative, loss = W * weights, derivative * weights, loss * weights
-    sums = np.stack([loss.sum(axis=0), derivative.sum(axis=0), W.sum(axis=0)])
-    return np.hstack([derivative / n, W]), W, sums
+    sums = [loss.sum(axis=0), derivative.sum(axis=0), W.sum(axis=0)]
+    if start is not None:
+        start_margin = Y * start
+        for t in LINE_STEPS:
+            along = _log1p_exp(-(start_margin + t * (margin - start_margin)))
+            sums.append((along if weights is None else along * weights).sum(axis=0))
+    return np.hstack([derivative / n, W]), W, np.stack(sums)
 
 
 def row_weights(Y, logits):
@@ -68,10 +82,12 @@ def row_weights(Y, logits):
 
 
 def point_from_sums(a, b, n, both, sums):
-    """The :class:`_Point` of a pass: ``both = K^T [l' / n, W]`` and the rows' ``(3, k)`` sums."""
+    """The :class:`_Point` of a pass: ``both = K^T [l' / n, W]`` and the rows' ``(3, k)`` sums
+    (``(3 + len(LINE_STEPS), k)`` for a run along a step)."""
     k = b.shape[0]
-    loss, intercept_gradient, weight_mean = sums / n
-    return _Point(a, b, both[:, :k], loss, intercept_gradient, weight_mean, both[:, k:])
+    loss, intercept_gradient, weight_mean = sums[:3] / n
+    line_loss = sums[3:] / n if sums.shape[0] > 3 else None
+    return _Point(a, b, both[:, :k], loss, intercept_gradient, weight_mean, both[:, k:], line_loss)
 
 
 class LogisticPasses:
@@ -98,19 +114,23 @@ class LogisticPasses:
         self.row_weights = row_weights
         self.logits = np.empty(self.Y.shape) if keep_logits else None
 
-    def run(self, a, b):
-        n = self.K.shape[0]
+    def run(self, a, b, start=None):
+        """The point at ``(a, b)``; ``start``, the coefficients ``(a0, b0)`` of the point a step from
+        which reaches ``(a, b)``, adds the loss at :data:`LINE_STEPS` multiples of the step."""
+        n, k = self.K.shape[0], b.shape[0]
         sums = {}
 
         def rows_map(lo, hi, F):
             weights = None if self.row_weights is None else self.row_weights(lo, hi)
+            start_logits = None if start is None else F[:, k:] + start[1]
+            F = F[:, :k]
             if self.logits is not None:
                 self.logits[lo:hi] = F + b
-            U, self.weights[lo:hi], sums[lo] = pass_rows(self.Y[lo:hi], b, n, F, weights)
+            U, self.weights[lo:hi], sums[lo] = pass_rows(self.Y[lo:hi], b, n, F, weights, start_logits)
             return U
 
-        both = self.K.sweep(a, rows_map, 2 * b.shape[0])
-        totals = np.zeros((3, b.shape[0]))
+        both = self.K.sweep(a if start is None else np.hstack([a, start[0]]), rows_map, 2 * k)
+        totals = np.zeros((3 if start is None else 3 + len(LINE_STEPS), k))
         for lo in sorted(sums):
             totals += sums[lo]
         return point_from_sums(a, b, n, both, totals)
