@@ -73,9 +73,10 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
     objective (at a small ridge the gradient criterion asks CG for directions the
     data barely constrain, at 20 passes a step, for no change in test loss).
     The pass that evaluates a step also sums the loss at 0.5 to 3 times it, and
-    each class keeps the multiple with the lowest objective (near separable
-    classes, where the loss is close to an exponential of the margin, Newton's
-    step is too short); a step that raises the objective is halved. Where a factorization costs more
+    each class keeps the multiple with the lowest objective where it adds at
+    least a tenth to the decrease of Newton's step (near separable classes,
+    where the loss is close to an exponential of the margin, Newton's step is
+    too short); a step that raises the objective is halved. Where a factorization costs more
     than ten passes (few classes, few rows per centre), the steps at one ridge
     share the preconditioner factor of its first step, and a step whose CG ran out of iterations
     gets a fresh one. Each pass over the rows reads the kept kernel blocks

@@ -50,9 +50,10 @@ def test_steps_at_one_ridge_share_a_factor_and_reach_the_same_optimum(monkeypatc
     expected = [steps[0][0]] + [lam for (before, iterations), (lam, _) in zip(steps, steps[1:])
                                 if lam != before or iterations >= kept.cg_max_iter]
     assert kept_factors == expected and len(expected) < kept.n_iter_
-    # the factor preconditions only: both stop at the target's tolerance, at one objective
+    # the factor preconditions only: both stop at the target's tolerance, at one objective (to tol: a fit also
+    # stops where a step predicts a gain of at most tol of the objective, and the two take different steps)
     assert kept.gradient_norms_[-1] <= kept.tol and fresh.gradient_norms_[-1] <= fresh.tol
-    np.testing.assert_allclose(kept.objectives_[-1], fresh.objectives_[-1], rtol=1e-6)
+    np.testing.assert_allclose(kept.objectives_[-1], fresh.objectives_[-1], rtol=kept.tol)
     np.testing.assert_allclose(kept.predict_proba(X), fresh.predict_proba(X), atol=1e-3)
 
 
@@ -69,7 +70,7 @@ def test_float32_hessian_products_that_stall_give_way_to_float64_at_the_same_opt
     double, _, _ = _fit(monkeypatch, hessian_dtype="float64")
     assert True not in switches
     assert single.gradient_norms_[-1] <= single.tol and double.gradient_norms_[-1] <= double.tol
-    np.testing.assert_allclose(single.objectives_[-1], double.objectives_[-1], rtol=1e-5)
+    np.testing.assert_allclose(single.objectives_[-1], double.objectives_[-1], rtol=single.tol)
     np.testing.assert_allclose(single.predict_proba(X), double.predict_proba(X), atol=1e-3)
 
 

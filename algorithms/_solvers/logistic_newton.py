@@ -20,7 +20,8 @@ down to the target, where the steps continue until the gradient is small: each
 step starts inside the region where the next one converges quickly
 (Marteau-Ferey et al. 2019). The pass at a step sums the loss at
 :data:`LINE_STEPS` multiples of it too, and each column keeps the multiple with
-the lowest objective (:func:`_damped_update`); a step that raises the objective
+the lowest objective, where that beats the step itself by enough to pay for a second
+pass (:func:`_damped_update`); a step that raises the objective
 is halved until it does not. Where a factorization costs many
 passes (few columns, few rows per centre), the steps at one ridge keep the
 factor of the first of them (:func:`reuses_factors`).
@@ -45,6 +46,12 @@ PATH_START = 1e-3
 PATH_FACTOR = 10.0
 #: Halvings of a step that raised the objective before giving up on the column.
 MAX_HALVINGS = 20
+#: A multiple of Newton's step other than 1 costs a second pass: a column takes it where it lowers the
+#: objective by at least this fraction of Newton's own decrease more. Newton steps / CG iterations on the
+#: Zen 4 (letter, pendigits, magic04, banana, magic04 at m = 256), always taking the best multiple: 6/80,
+#: 6/69, 7/105, 8/108, 4/32; at 0.1: 6/80, 6/65, 7/101, 9/128, 4/27; at 0.3: 7/84, 8/90, 7/101, 10/142,
+#: 4/27; never: 8/97, 8/88, 7/101, 10/142, 4/27.
+LONGER_STEP_GAIN = 0.1
 #: A step at the ridge of the step before keeps that step's factor ``A`` when factoring costs
 #: more than this many times a pass's products, in floating-point operations (see
 #: :func:`reuses_factors`).
@@ -366,13 +373,14 @@ def _newton_direction(passes, T, A, point, gradient, penalty, fit_intercept, max
 
 def _damped_update(passes, K_mm, point, before, direction, intercept_direction, penalty):
     """The point at ``(a - t d, b - t d_b)``: per column, ``t`` the multiple of Newton's step among 1 and
-    :data:`LINE_STEPS` with the lowest objective (the run at ``t = 1`` sums the loss at the others), then
-    halved while the objective (``before`` at ``point``) rises.
+    :data:`LINE_STEPS` with the lowest objective where it beats Newton's own by :data:`LONGER_STEP_GAIN`
+    (the run at ``t = 1`` sums the loss at the others), then halved while the objective (``before`` at
+    ``point``) rises.
 
     Where a column's classes are nearly separable the loss is close to an exponential of the margin, and
     Newton's step on ``exp(-x)`` covers a fixed distance however far the optimum is: a longer step gains
     more. Measured on letter (26 classes, 2000 centres, a ridge of 1e-5), Newton steps 8 -> 6 and CG
-    iterations 97 -> 80; on pendigits (10 classes, 1000 centres, 1e-5) CG iterations 88 -> 69.
+    iterations 97 -> 80; on pendigits (10 classes, 1000 centres, 1e-5) CG iterations 88 -> 65.
     """
     candidate = passes.run(point.a - direction, point.b - intercept_direction, start=(point.a, point.b))
     steps = np.array((1.0,) + LINE_STEPS)
@@ -383,7 +391,10 @@ def _damped_update(passes, K_mm, point, before, direction, intercept_direction, 
     d_image_d = np.einsum("ij,ij->j", direction, image)
     along = np.vstack([candidate.loss, candidate.line_loss]) + 0.5 * penalty * (
         a_image_a - 2 * steps[:, None] * a_image_d + steps[:, None] ** 2 * d_image_d)
-    t = steps[np.argmin(along, axis=0)]
+    best = np.argmin(along, axis=0)
+    # a longer step costs a second pass: it is taken where it adds a fair share to Newton's own decrease
+    gain = along[0] - along[best, np.arange(along.shape[1])]
+    t = np.where(gain >= LONGER_STEP_GAIN * np.maximum(before - along[0], 0.0), steps[best], 1.0)
     if np.any(t != 1.0):
         candidate = passes.run(point.a - t * direction, point.b - t * intercept_direction)
     for _ in range(MAX_HALVINGS + 1):
