@@ -77,8 +77,8 @@ _PI_3 = 2.0 * _PIO2_3
 # mantissa bits of the sum: k and its parity come out of one FMA and a bit cast,
 # with no float-to-int conversion (AVX2 has none for float64 vectors, so LLVM
 # scalarizes it).
-_ROUND64 = 6755399441055744.0
-_ROUND32 = np.float32(12582912.0)
+ROUND64 = 6755399441055744.0
+ROUND32 = np.float32(12582912.0)
 
 # -- float32 constants (Cephes) ---------------------------------------------
 _F = np.float32
@@ -149,8 +149,8 @@ def _by_quadrant(q, s, c):
 # ---------------------------------------------------------------- float64
 @njit(cache=True, fastmath=POLY_FLAGS, inline="never")  # see _scaled_cos64
 def _sincos64(x):
-    t = x * _TWO_OVER_PI + _ROUND64
-    k = t - _ROUND64
+    t = x * _TWO_OVER_PI + ROUND64
+    k = t - ROUND64
     r = x - k * _PIO2_1
     r = r - k * _PIO2_2
     r = r - k * _PIO2_3
@@ -169,8 +169,8 @@ def _scaled_cos64(x, scale):
     """``scale * cos(x)`` for ``|x| <= TRIG_LIMIT64``: half-period reduction, one
     even polynomial with ``scale`` folded into its coefficients (hoisted out of
     loops), the sign from k's parity bit."""
-    t = x * _ONE_OVER_PI + _ROUND64
-    k = t - _ROUND64
+    t = x * _ONE_OVER_PI + ROUND64
+    k = t - ROUND64
     r = x - k * _PI_1
     r = r - k * _PI_2
     r = r - k * _PI_3
@@ -193,8 +193,8 @@ def _sin64(x):
 # ---------------------------------------------------------------- float32
 @njit(cache=True, fastmath=POLY_FLAGS, inline="never")  # see _scaled_cos32
 def _sincos32(x):
-    t = x * _TWO_OVER_PI_F + _ROUND32
-    k = t - _ROUND32
+    t = x * _TWO_OVER_PI_F + ROUND32
+    k = t - ROUND32
     r = x - k * _DP1_F
     r = r - k * _DP2_F
     r = r - k * _DP3_F
@@ -211,8 +211,8 @@ def _sincos32(x):
 @njit(cache=True, fastmath=POLY_FLAGS, inline="never")
 def _scaled_cos32(x, scale):
     """``scale * cos(x)`` for ``|x| <= TRIG_LIMIT32``, as :func:`_scaled_cos64`."""
-    t = x * _ONE_OVER_PI_F + _ROUND32
-    k = t - _ROUND32
+    t = x * _ONE_OVER_PI_F + ROUND32
+    k = t - ROUND32
     r = x - k * _DP1PI_F
     r = r - k * _DP2PI_F
     r = r - k * _DP3PI_F

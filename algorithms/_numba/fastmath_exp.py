@@ -29,7 +29,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic, overload
 
-from .fastmath import LN2_HI, LN2_HI_F, LN2_LO, LN2_LO_F, POLY_FLAGS, bits_to_float, by_dtype, float_to_bits
+from .fastmath import (LN2_HI, LN2_HI_F, LN2_LO, LN2_LO_F, POLY_FLAGS, ROUND32, ROUND64, bits_to_float, by_dtype,
+                       float_to_bits)
 
 # The argument is clamped just outside the range where the result is a finite,
 # nonzero number, so that k stays in range: 2**k is then a normal number in two
@@ -44,11 +45,11 @@ _BIAS64, _MANTISSA64 = 1023, 52
 _BIAS32, _MANTISSA32 = 127, 23
 _LOG2E = 1.44269504088896338700e00
 _LOG2E_F = np.float32(1.44269504088896341)
-# Adding 1.5 * 2**52 (2**23 in float32) rounds a float to an integer held in the
-# low mantissa bits of the sum; these magic numbers also carry twice the exponent
-# bias into those bits, for the two-factor scaling.
-_EXP_ROUND64 = 6755399441055744.0 + 2 * _BIAS64
-_EXP_ROUND32 = np.float32(12582912.0 + 2 * _BIAS32)
+# fastmath's rounding sums (adding 1.5 * 2**52, or 1.5 * 2**23, rounds to an integer held
+# in the low mantissa bits), also carrying twice the exponent bias into those bits for
+# the two-factor scaling
+_EXP_ROUND64 = ROUND64 + 2 * _BIAS64
+_EXP_ROUND32 = np.float32(ROUND32 + 2 * _BIAS32)
 # exp(r) = 1 + r + r^2 q(r) on |r| <= ln(2)/2, q interpolating (exp(r) - 1 - r) / r^2
 # (its series, summed in long double) at deg(q) + 1 Chebyshev nodes: deg(q) = 8 for
 # float64 (Taylor needs 12 terms for 1e-15), 4 for float32 (Cephes' expf has 7). The
