@@ -27,7 +27,7 @@ except ImportError as error:  # pragma: no cover - exercised by the no-dask test
                       "pip install 'kernelmaps[dask]'") from error
 
 from .._numba.compensated import CompensatedSum
-from .._solvers.logistic_passes import LINE_STEPS, pass_rows, point_from_sums, row_weights
+from .._solvers.logistic_passes import point_from_sums, row_weights, run_forward, run_rows, run_sum_rows
 from ..dask import TREE_FAN_IN
 
 
@@ -53,15 +53,14 @@ def _chunk_run(operator, targets, a, b, n, start):
     k = b.shape[0]
     with serial():
         Y = _chunk_targets(operator, targets)
-        sums = CompensatedSum((3 if start is None else 3 + len(LINE_STEPS), k))
+        sums = CompensatedSum((run_sum_rows(start), k))
 
         def rows_map(lo, hi, F):
-            U, _, part = pass_rows(Y[lo:hi], b, n, F[:, :k], start=None if start is None else F[:, k:] + start[1])
+            U, _, part = run_rows(Y[lo:hi], b, n, F, start=start)
             sums.add(part)
             return U
 
-        forward = a if start is None else np.hstack([a, start[0]])
-        return _PassSums(operator.sweep_sum(forward, rows_map, 2 * k), sums)
+        return _PassSums(operator.sweep_sum(run_forward(a, start), rows_map, 2 * k), sums)
 
 
 def _chunk_hessian(operator, targets, a, b, V):

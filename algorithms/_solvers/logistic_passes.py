@@ -75,6 +75,23 @@ def pass_rows(Y, b, n, F, weights=None, start=None):
     return np.hstack([derivative / n, W]), W, np.stack(sums)
 
 
+def run_forward(a, start):
+    """The coefficients a run multiplies ``K`` by: ``a``, and beside it ``a0`` when the run is a step
+    from ``start = (a0, b0)`` (whose logits :func:`run_rows` needs for the loss along the step)."""
+    return a if start is None else np.hstack([a, start[0]])
+
+
+def run_rows(Y, b, n, F, weights=None, start=None):
+    """:func:`pass_rows` of a run's rows from ``F``, their product with :func:`run_forward`'s coefficients."""
+    k = b.shape[0]
+    return pass_rows(Y, b, n, F[:, :k], weights, None if start is None else F[:, k:] + start[1])
+
+
+def run_sum_rows(start):
+    """The rows of the sums :func:`run_rows` returns: the loss, ``l'`` and ``W``, and the losses along a step."""
+    return 3 if start is None else 3 + len(LINE_STEPS)
+
+
 def row_weights(Y, logits):
     """The Hessian weights ``l'' = sigmoid(f) sigmoid(-f)`` of the rows (the same whatever y's sign)."""
     s = stable_sigmoid(-Y * logits)
@@ -122,15 +139,13 @@ class LogisticPasses:
 
         def rows_map(lo, hi, F):
             weights = None if self.row_weights is None else self.row_weights(lo, hi)
-            start_logits = None if start is None else F[:, k:] + start[1]
-            F = F[:, :k]
             if self.logits is not None:
-                self.logits[lo:hi] = F + b
-            U, self.weights[lo:hi], sums[lo] = pass_rows(self.Y[lo:hi], b, n, F, weights, start_logits)
+                self.logits[lo:hi] = F[:, :k] + b
+            U, self.weights[lo:hi], sums[lo] = run_rows(self.Y[lo:hi], b, n, F, weights, start)
             return U
 
-        both = self.K.sweep(a if start is None else np.hstack([a, start[0]]), rows_map, 2 * k)
-        totals = np.zeros((3 if start is None else 3 + len(LINE_STEPS), k))
+        both = self.K.sweep(run_forward(a, start), rows_map, 2 * k)
+        totals = np.zeros((run_sum_rows(start), k))
         for lo in sorted(sums):
             totals += sums[lo]
         return point_from_sums(a, b, n, both, totals)
