@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kernelmaps import NystroemLogisticRegression
-from kernelmaps._solvers import logistic_newton, logistic_passes
+from kernelmaps._solvers import logistic_line_search, logistic_passes
 from kernelmaps._solvers.kernel_operator import KernelOperator
 from kernelmaps._solvers.logistic_passes import LINE_STEPS, LogisticPasses
 
@@ -43,14 +43,15 @@ def test_the_update_keeps_the_multiple_with_the_lowest_objective():
     K_mm = centres @ centres.T / 40 + np.eye(40)
     penalty = 1e-3
     start = passes.run(a0, b0)
-    before = logistic_newton._objective(start, K_mm, penalty)
+    before = logistic_line_search.objective(start, K_mm, penalty)
     # a short direction: the objective keeps falling past one step in some columns
     direction, intercept_direction = 0.2 * d, 0.2 * d_b
-    updated = logistic_newton._damped_update(passes, K_mm, start, before, direction, intercept_direction, penalty)
-    objectives = np.array([logistic_newton._objective(passes.run(a0 - t * direction, b0 - t * intercept_direction),
+    updated, _ = logistic_line_search.damped_update(passes, K_mm, start, before, direction, intercept_direction,
+                                                penalty)
+    objectives = np.array([logistic_line_search.objective(passes.run(a0 - t * direction, b0 - t * intercept_direction),
                                                       K_mm, penalty) for t in (1.0,) + LINE_STEPS])
     best = objectives.min(axis=0)
-    reached = logistic_newton._objective(updated, K_mm, penalty)
+    reached = logistic_line_search.objective(updated, K_mm, penalty)
     np.testing.assert_allclose(reached, np.minimum(best, before), rtol=1e-10)
 
 
@@ -63,7 +64,7 @@ def test_a_nearly_separable_fit_takes_fewer_newton_steps(monkeypatch):
     params = dict(n_components=100, alpha=1e-4, gamma=1.0, random_state=0)
     model = NystroemLogisticRegression(**params).fit(X, y)
     # steps of one: the only other multiple tried is 1 again
-    monkeypatch.setattr(logistic_newton, "LINE_STEPS", (1.0,))
+    monkeypatch.setattr(logistic_line_search, "LINE_STEPS", (1.0,))
     monkeypatch.setattr(logistic_passes, "LINE_STEPS", (1.0,))
     unit = NystroemLogisticRegression(**params).fit(X, y)
     assert model.n_iter_ < unit.n_iter_

@@ -84,6 +84,31 @@ def test_cg_solves_several_right_hand_sides_at_once():
     np.testing.assert_allclose(single.x, result.x[:, 0], rtol=1e-8)
 
 
+def test_cg_gives_each_column_its_tolerance_and_stops_multiplying_it_there():
+    """Per-column tolerances, and ``columns=True``: the product sees only the unsolved columns (each with its own
+    operator here), every column is solved as if alone to its own tolerance, and ``residual`` is ``B - A X``."""
+    operators = [spd(30, seed=seed) for seed in (6, 7, 8)]
+    B = np.random.default_rng(9).standard_normal((30, 3))
+    tol = np.array([1e-2, 1e-10, 1e-5])
+    seen = []
+
+    def apply(P, columns):
+        indices = np.arange(3)[columns]
+        seen.append(tuple(indices))
+        return np.hstack([operators[j] @ P[:, i:i + 1] for i, j in enumerate(indices)])
+
+    result = conjugate_gradient(apply, B, tol=tol, max_iter=500, columns=True)
+    assert result.converged
+    assert seen[0] == (0, 1, 2) and seen[-1] == (1,)
+    for j, A in enumerate(operators):
+        alone = conjugate_gradient(lambda P: A @ P, B[:, j], tol=tol[j], max_iter=500)
+        # the same recurrence but for the rounding of sums over three columns, not one
+        np.testing.assert_allclose(result.x[:, j], alone.x, rtol=10 * max(tol[j], 1e-9))
+        assert sum(j in columns for columns in seen) == alone.n_iter
+        assert np.linalg.norm(B[:, j] - A @ result.x[:, j]) <= tol[j] * np.linalg.norm(B[:, j]) * (1 + 1e-6)
+        np.testing.assert_allclose(result.residual[:, j], B[:, j] - A @ result.x[:, j], atol=1e-9)
+
+
 def test_cg_solves_a_zero_column_by_zero_and_starts_from_x0():
     A, B = spd(20), np.random.default_rng(4).standard_normal((20, 2))
     B[:, 1] = 0.0

@@ -63,11 +63,12 @@ def _chunk_run(operator, targets, a, b, n, start):
         return _PassSums(operator.sweep_sum(run_forward(a, start), rows_map, 2 * k), sums)
 
 
-def _chunk_hessian(operator, targets, a, b, V):
-    """One chunk's ``K^T W K V``, its weights ``W`` from ``K a + b`` in the same product."""
+def _chunk_hessian(operator, targets, a, b, V, columns):
+    """One chunk's ``K^T W K V`` in the target columns ``columns``, its weights ``W`` from ``K a + b`` (``a`` and
+    ``b`` of those columns) in the same product."""
     k = b.shape[0]
     with serial():
-        Y = _chunk_targets(operator, targets)
+        Y = _chunk_targets(operator, targets)[:, columns]
 
         def rows_map(lo, hi, F):
             return row_weights(Y[lo:hi], F[:, :k] + b) * F[:, k:]
@@ -113,8 +114,11 @@ class DaskLogisticPasses:
         """The Hessian products are in the rows' precision already: False (nothing changes)."""
         return False
 
-    def hessian_product(self, V):
-        """``K^T W K V`` at the weights of the last point run."""
+    def hessian_product(self, V, columns=slice(None)):
+        """``K^T W K V`` at the weights of the last point run, for the target columns ``columns`` (``V`` has one
+        column each)."""
         a, b = self._point
+        if not isinstance(columns, slice):
+            a, b = np.ascontiguousarray(a[:, columns]), b[columns]
         V = graph_node(np.ascontiguousarray(V, dtype=np.float64), "kernelmaps-v")
-        return self._map_reduce(_chunk_hessian, graph_node(a, "kernelmaps-a"), b, V).result()
+        return self._map_reduce(_chunk_hessian, graph_node(a, "kernelmaps-a"), b, V, columns).result()

@@ -27,9 +27,12 @@ class CGResult(NamedTuple):
     #: start and after each iteration
     residuals: np.ndarray
     converged: bool
+    #: ndarray like ``x``: the last residual ``b - A x`` of the recurrences (equal to the true one up to
+    #: round-off)
+    residual: np.ndarray = None
 
 
-def conjugate_gradient(apply, B, *, x0=None, max_iter=100, tol=1e-6, callback=None):
+def conjugate_gradient(apply, B, *, x0=None, max_iter=100, tol=1e-6, callback=None, columns=False):
     """Solve ``A X = B`` for a symmetric positive definite ``A`` given by its product.
 
     Parameters
@@ -40,12 +43,18 @@ def conjugate_gradient(apply, B, *, x0=None, max_iter=100, tol=1e-6, callback=No
     x0 : ndarray like ``B`` or None
         Starting point (zero by default).
     max_iter : int, default=100
-    tol : float, default=1e-6
+    tol : float or ndarray of shape (k,), default=1e-6
         Stop when every column's relative residual ``||b - A x|| / ||b||`` is at
-        most ``tol`` (a zero column is solved by zero).
+        most ``tol`` (a zero column is solved by zero); an array gives each
+        column its own tolerance, and a column that meets its own stops moving.
     callback : callable or None
         Called as ``callback(n_iter, residual, X)`` after each iteration; a true
         return value stops the iteration (early stopping).
+    columns : bool, default=False
+        Call ``apply(P, columns)`` with only the columns still above their
+        tolerance, ``columns`` their indices into ``B`` (``slice(None)`` for all):
+        an operator whose cost grows with its columns then skips the solved ones.
+        ``apply`` must act on each column alone (each may have its own operator).
 
     Returns
     -------
@@ -82,13 +91,14 @@ def conjugate_gradient(apply, B, *, x0=None, max_iter=100, tol=1e-6, callback=No
     R = B - apply(X) if x0 is not None else B.copy()
     P = R.copy()
     rr = np.einsum("ij,ij->j", R, R)
+    tol = np.broadcast_to(np.asarray(tol, dtype=np.float64), scale.shape)
     residuals = [float(np.max(np.sqrt(rr) / scale))]
     n_iter = 0
-    converged = residuals[0] <= tol
+    converged = bool(np.all(np.sqrt(rr) / scale <= tol))
     while not converged and n_iter < max_iter:
-        AP = apply(P)
-        curvature = np.einsum("ij,ij->j", P, AP)
         active = np.sqrt(rr) / scale > tol
+        AP = _apply_to_active(apply, P, active) if columns else apply(P)
+        curvature = np.einsum("ij,ij->j", P, AP)
         # round-off makes p^T A p of a direction in A's null space a tiny number of
         # either sign: only a clearly negative or zero one on an unsolved column counts
         floor = 1e-14 * np.einsum("ij,ij->j", P, P) * np.maximum(scale, 1.0)
@@ -112,7 +122,18 @@ def conjugate_gradient(apply, B, *, x0=None, max_iter=100, tol=1e-6, callback=No
             raise FloatingPointError(f"conjugate gradient's residual is not finite at iteration "
                                      f"{n_iter}: the operator returned NaN or infinity")
         residuals.append(residual)
-        converged = residual <= tol
+        converged = bool(np.all(np.sqrt(rr) / scale <= tol))
         if callback is not None and callback(n_iter, residual, X):
             break
-    return CGResult(X[:, 0] if vector else X, n_iter, np.asarray(residuals), converged)
+    return CGResult(X[:, 0] if vector else X, n_iter, np.asarray(residuals), converged,
+                    R[:, 0] if vector else R)
+
+
+def _apply_to_active(apply, P, active):
+    """``apply(P[:, active], indices)`` in ``active``'s columns, zero in the others."""
+    if active.all():
+        return apply(P, slice(None))
+    indices = np.flatnonzero(active)
+    AP = np.zeros_like(P)
+    AP[:, indices] = apply(np.ascontiguousarray(P[:, indices]), indices)
+    return AP

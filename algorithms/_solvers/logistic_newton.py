@@ -14,17 +14,18 @@ conjugate gradient preconditioned by ``B = T^{-1} A^{-1}``, ``T = chol(K_mm)``,
 (``K_mm D K_mm / m`` is the centres' estimate of ``K^T W K / n``; for centres that
 are not training rows, ``D`` is the mean weight), shared by the columns (their
 geometric mean, :func:`shared_weights`): one factor preconditions every column's
-CG. As in Meanti et al. (2020), ``lam`` follows a decreasing path, one Newton
-step per value, from a large ridge, where Newton's method converges from zero,
-down to the target, where the steps continue until the gradient is small: each
-step starts inside the region where the next one converges quickly
-(Marteau-Ferey et al. 2019). The pass at a step sums the loss at
-:data:`LINE_STEPS` multiples of it too, and each column keeps the multiple with
-the lowest objective, where that beats the step itself by enough to pay for a second
-pass (:func:`_damped_update`); a step that raises the objective
-is halved until it does not. Where a factorization costs many
-passes (few columns, few rows per centre), the steps at one ridge keep the
-factor of the first of them (:func:`reuses_factors`).
+CG, each column to its own tolerance (:meth:`_Walk._forcing`). As in Meanti et
+al. (2020), ``lam`` follows a decreasing path, one Newton step per value, from a
+large ridge, where Newton's method converges from zero, down to the target, where
+the steps continue until the gradient is small: each step starts inside the region
+where the next one converges quickly (Marteau-Ferey et al. 2019). The pass at a
+step sums the loss at :data:`~kernelmaps._solvers.logistic_passes.LINE_STEPS`
+multiples of it too, and each column keeps the multiple with the lowest objective,
+where that beats the step itself by enough to pay for a second pass
+(:func:`~kernelmaps._solvers.logistic_line_search.damped_update`); a step that
+raises the objective is halved until it does not. Where a factorization costs many
+passes (few columns, few rows per centre), the steps at one ridge keep the factor
+of the first of them (:func:`reuses_factors`).
 
 Every pass over the rows (the gradient, the loss, the weights; each CG product
 ``K^T W K V``) is one :meth:`KernelOperator.sweep` shared by all columns.
@@ -38,20 +39,13 @@ import scipy.linalg
 from .._core.parallel import blas_single_thread
 from .conjugate_gradient import NotPositiveDefiniteError, conjugate_gradient
 from .falkon import block_epsilon, cholesky_with_jitter, ridge_cholesky
-from .logistic_passes import LINE_STEPS, stable_sigmoid
+from .logistic_line_search import damped_update
+from .logistic_passes import stable_sigmoid
 
 #: The first ridge of the path (when the target is smaller), and the factor between
 #: consecutive ridges.
 PATH_START = 1e-3
 PATH_FACTOR = 10.0
-#: Halvings of a step that raised the objective before giving up on the column.
-MAX_HALVINGS = 20
-#: A multiple of Newton's step other than 1 costs a second pass: a column takes it where it lowers the
-#: objective by at least this fraction of Newton's own decrease more. Newton steps / CG iterations on the
-#: Zen 4 (letter, pendigits, magic04, banana, magic04 at m = 256), always taking the best multiple: 6/80,
-#: 6/69, 7/105, 8/108, 4/32; at 0.1: 6/80, 6/65, 7/101, 9/128, 4/27; at 0.3: 7/84, 8/90, 7/101, 10/142,
-#: 4/27; never: 8/97, 8/88, 7/101, 10/142, 4/27.
-LONGER_STEP_GAIN = 0.1
 #: A step at the ridge of the step before keeps that step's factor ``A`` when factoring costs
 #: more than this many times a pass's products, in floating-point operations (see
 #: :func:`reuses_factors`).
@@ -60,6 +54,8 @@ FACTOR_REUSE_RATIO = 10.0
 #: moves the Hessian products to full precision
 #: (:meth:`kernelmaps._solvers.logistic_passes.LogisticPasses.full_precision`).
 STALL_RATIO = 0.9
+#: The loosest CG tolerance of a Newton step (see :meth:`_Walk._forcing`).
+FORCING_CAP = 0.1
 
 
 class LogisticNewtonResult(NamedTuple):
@@ -147,11 +143,12 @@ def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_a
         early.
     cg_max_iter : int, default=20
         Conjugate gradient iterations per Newton step; a step whose CG ran them all
-        is followed by a fresh factor (see :func:`reuses_factors`). Each step's CG stops at a
+        is followed by a fresh factor (see :func:`reuses_factors`). Each column's CG stops at a
         relative residual of ``min(0.1, relative gradient norm)`` (an inexact
-        Newton method, superlinear near the optimum). The looser forcing term
-        ``min(0.5, sqrt(.))`` saves 5-20% of the passes but leaves the step's
-        Newton decrement, which the stopping rule reads, too rough to trust.
+        Newton method, superlinear near the optimum), loosened up to 0.1 where the
+        last step's quadratic model missed the gradient it reached by more
+        (Eisenstat and Walker 1996); a column that meets its tolerance leaves the
+        products of the CG iterations that follow.
     callback : callable or None
         ``callback(n_iter, gradient_norm, a, b)`` after each step; a true value stops.
     on_target : callable or None
@@ -171,6 +168,8 @@ def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_a
     roof: handling billions of points efficiently. NeurIPS 2020 (logistic Falkon).
     Marteau-Ferey, U., Bach, F. and Rudi, A. Globally convergent Newton methods for
     ill-conditioned generalized self-concordant losses. NeurIPS 2019.
+    Eisenstat, S. C. and Walker, H. F. Choosing the forcing terms in an inexact
+    Newton method. SIAM J. Sci. Comput. 17(1), 1996.
     """
     n, m, k = passes.shape
     targets = [float(value) for value in np.atleast_1d(lam)]
@@ -203,6 +202,7 @@ class _Walk:
         self.reuses = reuses_factors(*passes.shape)
         self.factor = None                  # (ridge, A) of the last factorization
         self.last_relative = np.inf         # the relative gradient norm before the last step
+        self.forecast = None                # the last step's _Forecast of the gradient norms
 
     def _factor(self, point, penalty):
         """The step's factor ``A``: the last one at the same ridge when :func:`reuses_factors` allows and the
@@ -231,12 +231,15 @@ class _Walk:
                 return point, True, False
             if step >= max_iter:
                 return point, False, False
-            if relative > STALL_RATIO * self.last_relative:
+            stalled = relative > STALL_RATIO * self.last_relative
+            if stalled:
                 self.passes.full_precision()    # reduced-precision Hessian products may stall the steps
             self.last_relative = relative
+            forcing = self._forcing(point, gradient, relative, penalty, stalled)
             A = self._factor(point, penalty)
             with blas_single_thread():
-                point, settled, iterations = self._step(point, gradient, objective, relative, penalty, lam, A)
+                point, settled, iterations = self._step(point, gradient, objective, relative, penalty, lam, A,
+                                                        forcing)
             self.cg_iterations.append(iterations)
             self.penalties.append(penalty)
             step += 1
@@ -244,17 +247,38 @@ class _Walk:
             if self.callback is not None and self.callback(self.steps, relative, point.a, point.b) and not settled:
                 return point, False, True
 
-    def _step(self, point, gradient, objective, relative, penalty, lam, A):
-        """Newton's step from ``point`` with the preconditioner's factor ``A``: ``(point, settled, CG iterations)``."""
+    def _forcing(self, point, gradient, relative, penalty, stalled):
+        """Each column's CG tolerance for the step from ``point``: ``min(0.1, relative)``, loosened to the
+        disagreement between the last step's linear model of the gradient and the gradient it reached
+        (Eisenstat and Walker's first choice), at most :data:`FORCING_CAP`, unless the last step ``stalled``.
+
+        Where the loss is far from its quadratic model (the exponential tails of nearly separable
+        classes), solving Newton's system more exactly than the model's own error buys nothing: on letter
+        the gradient fell 3-4x per step whether CG ran 20 or 100 iterations. Where the model agrees, the
+        tolerance stays at ``min(0.1, relative)``, which is never looser, so a step slowed by its own
+        inexact solve is not kept slow by a loose tolerance. Nor is a step that left the gradient about where
+        it was: on an ill-conditioned problem (a ridge of 3e-6 on 300 rows) whose gradient rose and fell from
+        step to step, loosening after every step took 20 Newton steps, tight tolerances 18, and this rule 14.
+        """
+        forecast, self.forecast = self.forecast, None
+        tight = min(FORCING_CAP, relative)
+        if forecast is None or forecast.penalty != penalty or stalled:
+            return np.full(gradient.shape[1], tight)
+        reached = _gradient_norms(gradient, point.intercept_gradient, self.fit_intercept)
+        disagreement = np.abs(reached - forecast.predicted) / forecast.before
+        return np.clip(disagreement, tight, FORCING_CAP)
+
+    def _step(self, point, gradient, objective, relative, penalty, lam, A, forcing):
+        """Newton's step from ``point`` with the preconditioner's factor ``A`` and CG tolerances ``forcing``:
+        ``(point, settled, CG iterations)``."""
         try:
-            direction, intercept_direction, iterations = _newton_direction(
-                self.passes, self.T, A, point, gradient, penalty, self.fit_intercept, self.cg_max_iter,
-                min(0.1, relative))
+            direction, intercept_direction, iterations, linear_residual = _newton_direction(
+                self.passes, self.T, A, point, gradient, penalty, self.fit_intercept, self.cg_max_iter, forcing)
         except NotPositiveDefiniteError:
             # float32 products of a kernel flat to within their rounding can lose definiteness
             if not self.passes.full_precision():
                 raise
-            return self._step(point, gradient, objective, relative, penalty, lam, A)
+            return self._step(point, gradient, objective, relative, penalty, lam, A, forcing)
         # half the Newton decrement g^T H^{-1} g, the decrease the quadratic model
         # predicts for the full step, per column: at most a fraction tol of the
         # objective left to gain ends the fit after this step, whose successors move
@@ -266,9 +290,15 @@ class _Walk:
         # only near the optimum (relative gradient below sqrt(tol)): an inexact step's decrement can
         # undershoot by orders of magnitude where the preconditioned system is ill-conditioned (at a
         # ridge below rounding, CG stopped at a 1.4 % residual predicted 2e-8 for an exact 1.9e-4)
-        settled = penalty == lam and relative <= np.sqrt(self.tol) \
+        # (and only from a step solved as tightly as the gradient: a tolerance loosened by _forcing leaves the
+        # decrement as rough as the model it distrusts)
+        settled = penalty == lam and relative <= np.sqrt(self.tol) and bool(np.all(forcing <= relative)) \
             and bool(np.all(predicted <= self.tol * np.abs(objective)))
-        point = _damped_update(self.passes, self.K_mm, point, objective, direction, intercept_direction, penalty)
+        start = point
+        point, t = damped_update(self.passes, self.K_mm, point, objective, direction, intercept_direction, penalty)
+        self.forecast = _Forecast(penalty, _gradient_norms(gradient, start.intercept_gradient, self.fit_intercept),
+                                  _linear_model_norms(gradient, start.intercept_gradient, linear_residual, t,
+                                                      self.fit_intercept))
         return point, settled, iterations
 
 
@@ -295,10 +325,6 @@ def _assess(point, K_mm, penalty, lam, reference, fit_intercept, tol):
         penalty = lam
         gradient, relative = gradient_at(lam)
     return penalty, gradient, relative, point.loss + 0.5 * penalty * np.einsum("ij,ij->j", point.a, image)
-
-
-def _objective(point, K_mm, penalty):
-    return point.loss + 0.5 * penalty * np.einsum("ij,ij->j", point.a, K_mm @ point.a)
 
 
 def _step_factor(K_mm, T, point, penalty, centres_are_rows):
@@ -348,61 +374,54 @@ def _newton_direction(passes, T, A, point, gradient, penalty, fit_intercept, max
     def through_A(U, trans):
         return scipy.linalg.solve_triangular(A, U, lower=False, trans=trans, check_finite=False)
 
-    def schur(V):
-        image = passes.hessian_product(V) / n
+    def schur(V, columns):
+        image = passes.hessian_product(V, columns) / n
         if fit_intercept:
-            image -= u * (np.einsum("ij,ij->j", u, V) / (n * n * s_safe))
+            image -= u[:, columns] * (np.einsum("ij,ij->j", u[:, columns], V) / (n * n * s_safe[columns]))
         return image
 
-    def preconditioned_hessian(U):
+    def preconditioned_hessian(U, columns):
         inner = through_A(U, "N")
         V = scipy.linalg.solve_triangular(T, inner, lower=False, check_finite=False)
-        image = scipy.linalg.solve_triangular(T, schur(V), lower=False, trans="T", check_finite=False)
+        image = scipy.linalg.solve_triangular(T, schur(V, columns), lower=False, trans="T", check_finite=False)
         # the ridge through T (lam T^T T = lam K_mm up to the jitter), exact in the new variables
         return through_A(image + penalty * inner, "T")
 
     residual = gradient - u * (point.intercept_gradient / (n * s_safe)) if fit_intercept else gradient
     rhs = through_A(scipy.linalg.solve_triangular(T, residual, lower=False, trans="T", check_finite=False), "T")
-    result = conjugate_gradient(preconditioned_hessian, rhs, max_iter=max_iter, tol=tol)
+    # each column's products and triangular solves stop once its own tolerance is met
+    result = conjugate_gradient(preconditioned_hessian, rhs, max_iter=max_iter, tol=tol, columns=True)
     direction = scipy.linalg.solve_triangular(T, through_A(result.x, "N"), lower=False, check_finite=False)
+    # CG's residual is B^T (residual - S d); B^-T = T^T A^T brings it back to the gradient's coordinates
+    linear_residual = _upper_product(T, _upper_product(A, result.residual, transposed=True), transposed=True)
     if not fit_intercept:
-        return direction, np.zeros(k), result.n_iter
+        return direction, np.zeros(k), result.n_iter, linear_residual
     intercept_direction = (point.intercept_gradient - np.einsum("ij,ij->j", u, direction) / n) / s_safe
-    return direction, np.where(s > 0, intercept_direction, 0.0), result.n_iter
+    return direction, np.where(s > 0, intercept_direction, 0.0), result.n_iter, linear_residual
 
 
-def _damped_update(passes, K_mm, point, before, direction, intercept_direction, penalty):
-    """The point at ``(a - t d, b - t d_b)``: per column, ``t`` the multiple of Newton's step among 1 and
-    :data:`LINE_STEPS` with the lowest objective where it beats Newton's own by :data:`LONGER_STEP_GAIN`
-    (the run at ``t = 1`` sums the loss at the others), then halved while the objective (``before`` at
-    ``point``) rises.
+def _upper_product(U, X, transposed):
+    """``U^T X`` (``transposed``) or ``U X`` for an upper triangular ``U``, by BLAS ``trmm`` (a C-ordered ``U``
+    read in Fortran order is the lower ``U^T``, so neither order is copied)."""
+    trmm = scipy.linalg.get_blas_funcs("trmm", (U, X))
+    if U.flags.f_contiguous:
+        return trmm(1.0, U, X, lower=0, trans_a=int(transposed))
+    return trmm(1.0, U.T, X, lower=1, trans_a=int(not transposed))
 
-    Where a column's classes are nearly separable the loss is close to an exponential of the margin, and
-    Newton's step on ``exp(-x)`` covers a fixed distance however far the optimum is: a longer step gains
-    more. Measured on letter (26 classes, 2000 centres, a ridge of 1e-5), Newton steps 8 -> 6 and CG
-    iterations 97 -> 80; on pendigits (10 classes, 1000 centres, 1e-5) CG iterations 88 -> 65.
-    """
-    candidate = passes.run(point.a - direction, point.b - intercept_direction, start=(point.a, point.b))
-    steps = np.array((1.0,) + LINE_STEPS)
-    image = K_mm @ direction
-    # the penalty along the step, 0.5 penalty (a - t d)^T K_mm (a - t d), by its three coefficients
-    a_image_a = np.einsum("ij,ij->j", point.a, K_mm @ point.a)
-    a_image_d = np.einsum("ij,ij->j", point.a, image)
-    d_image_d = np.einsum("ij,ij->j", direction, image)
-    along = np.vstack([candidate.loss, candidate.line_loss]) + 0.5 * penalty * (
-        a_image_a - 2 * steps[:, None] * a_image_d + steps[:, None] ** 2 * d_image_d)
-    best = np.argmin(along, axis=0)
-    # a longer step costs a second pass: it is taken where it adds a fair share to Newton's own decrease
-    gain = along[0] - along[best, np.arange(along.shape[1])]
-    t = np.where(gain >= LONGER_STEP_GAIN * np.maximum(before - along[0], 0.0), steps[best], 1.0)
-    if np.any(t != 1.0):
-        candidate = passes.run(point.a - t * direction, point.b - t * intercept_direction)
-    for _ in range(MAX_HALVINGS + 1):
-        rising = _objective(candidate, K_mm, penalty) > before + 1e-12 * np.abs(before)
-        if not rising.any():
-            return candidate
-        t = np.where(rising, 0.5 * t, t)
-        candidate = passes.run(point.a - t * direction, point.b - t * intercept_direction)
-    # no decrease at 2^-20 of the step: the column is at its optimum to round-off
-    t = np.where(rising, 0.0, t)
-    return passes.run(point.a - t * direction, point.b - t * intercept_direction)
+
+class _Forecast(NamedTuple):
+    """What a step's linear model predicts of the gradient where the step lands."""
+
+    penalty: float
+    #: per column, the gradient norm (the intercept's included) where the step started
+    before: np.ndarray
+    #: per column, the norm of the linear model's gradient at the step taken
+    predicted: np.ndarray
+
+
+def _linear_model_norms(gradient, intercept_gradient, linear_residual, t, fit_intercept):
+    """Per column, the norm of the gradient the quadratic model predicts after ``t`` times Newton's inexact
+    step: ``(1 - t) g + t r`` with ``r`` the step's linear residual (zero in the intercept, eliminated
+    exactly)."""
+    model = (1.0 - t) * gradient + t * linear_residual
+    return _gradient_norms(model, (1.0 - t) * intercept_gradient, fit_intercept)

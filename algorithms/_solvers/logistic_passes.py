@@ -150,8 +150,10 @@ class LogisticPasses:
             totals += sums[lo]
         return point_from_sums(a, b, n, both, totals)
 
-    def hessian_product(self, V):
-        return self.hessian.normal_matvec(V, weights=self.weights)
+    def hessian_product(self, V, columns=slice(None)):
+        """``K^T W K V`` at the last point run, for the target columns ``columns`` (``V`` has one column each)."""
+        weights = self.weights if isinstance(columns, slice) else np.ascontiguousarray(self.weights[:, columns])
+        return self.hessian.normal_matvec(V, weights=weights)
 
     def full_precision(self):
         """Take the Hessian products in ``K``'s precision from now on; whether that changes them."""
