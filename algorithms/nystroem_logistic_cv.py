@@ -218,7 +218,7 @@ class NystroemLogisticRegressionCV(ClassifierMixin, RefittedClassifier, InMemory
                 hessian = KernelOperator(X_single, self.components_, keep_blocks=keep_single, **params) \
                     if single else None
                 passes = LogisticPasses(KernelOperator(X, self.components_, keep_blocks=keep, **params), Y,
-                                        row_weights, keep_logits=True, hessian=hessian)
+                                        row_weights, hessian=hessian)
 
                 def on_target(index, a, b, converged, g=g, passes=passes):
                     self.converged_[order[index], g] = converged

@@ -1,12 +1,13 @@
-"""The logistic Newton update tries multiples of the step, from the losses its run at one step sums."""
+"""The logistic Newton update tries multiples of the step, from the logits of the point and of the step."""
 
 import numpy as np
 import pytest
 
 from kernelmaps import NystroemLogisticRegression
-from kernelmaps._solvers import logistic_line_search, logistic_passes
+from kernelmaps._solvers import logistic_line_search
 from kernelmaps._solvers.kernel_operator import KernelOperator
-from kernelmaps._solvers.logistic_passes import LINE_STEPS, LogisticPasses
+from kernelmaps._solvers.logistic_line_search import LINE_STEPS
+from kernelmaps._solvers.logistic_passes import LogisticPasses
 
 
 def _passes(row_weights=None):
@@ -21,19 +22,36 @@ def _passes(row_weights=None):
 
 
 @pytest.mark.parametrize("weighted", [False, True])
-def test_the_losses_along_the_step_are_those_of_runs_at_each_multiple(weighted):
-    """Each loss a run sums along the step from ``start`` equals a direct run's at that multiple, with the
-    rows' weights of a cross-validated fit as without."""
+def test_the_losses_along_the_step_and_the_move_are_those_of_runs_at_each_multiple(weighted):
+    """The loss at each multiple of a step, from the logits of the point and of the step, equals a direct run's
+    there, with the rows' weights of a cross-validated fit as without; the move to one multiple per column gives
+    the run's point there (gradient, loss, weights) and its logits."""
     weights = np.random.default_rng(1).integers(0, 2, (300, 3)).astype(float)
     passes, a0, b0, d, d_b = _passes((lambda lo, hi: weights[lo:hi]) if weighted else None)
-    along = passes.run(a0 - d, b0 - d_b, start=(a0, b0))
-    direct = passes.run(a0 - d, b0 - d_b)
-    assert direct.line_loss is None
-    np.testing.assert_allclose(along.loss, direct.loss, rtol=1e-13)
-    np.testing.assert_allclose(along.data_gradient, direct.data_gradient, rtol=1e-12, atol=1e-15)
-    assert along.line_loss.shape == (len(LINE_STEPS), 3)
-    for t, loss in zip(LINE_STEPS, along.line_loss):
-        np.testing.assert_allclose(loss, passes.run(a0 - t * d, b0 - t * d_b).loss, rtol=1e-10)
+    passes.run(a0, b0)
+    passes.along(d, d_b)
+    steps = np.array((1.0,) + LINE_STEPS)
+    losses = passes.losses(np.repeat(steps[:, None], 3, axis=1))
+    for t, loss in zip(steps, losses):
+        np.testing.assert_allclose(loss, passes.run(a0 - t * d, b0 - t * d_b).loss, rtol=1e-12)
+    passes.run(a0, b0)
+    passes.along(d, d_b)
+    t = np.array([0.5, 1.0, 2.5])
+    moved = passes.move(t)
+    logits = passes.logits.copy()
+    direct = passes.run(a0 - t * d, b0 - t * d_b)
+    np.testing.assert_allclose(moved.a, direct.a, rtol=0, atol=0)
+    np.testing.assert_allclose(moved.loss, direct.loss, rtol=1e-12)
+    np.testing.assert_allclose(moved.data_gradient, direct.data_gradient, rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(moved.weighted_sum, direct.weighted_sum, rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(logits, passes.logits, rtol=1e-12, atol=1e-13)
+
+
+def test_losses_need_a_step():
+    passes, a0, b0, _, _ = _passes()
+    passes.run(a0, b0)
+    with pytest.raises(RuntimeError, match="along"):
+        passes.losses(np.ones((1, 3)))
 
 
 def test_the_update_keeps_the_multiple_with_the_lowest_objective():
@@ -65,7 +83,6 @@ def test_a_nearly_separable_fit_takes_fewer_newton_steps(monkeypatch):
     model = NystroemLogisticRegression(**params).fit(X, y)
     # steps of one: the only other multiple tried is 1 again
     monkeypatch.setattr(logistic_line_search, "LINE_STEPS", (1.0,))
-    monkeypatch.setattr(logistic_passes, "LINE_STEPS", (1.0,))
     unit = NystroemLogisticRegression(**params).fit(X, y)
     assert model.n_iter_ < unit.n_iter_
     assert model.gradient_norms_[-1] <= model.tol and unit.gradient_norms_[-1] <= unit.tol

@@ -137,9 +137,9 @@ def test_the_search_takes_float32_hessian_products_and_keeps_their_blocks_first(
     hessians = []
     original = LogisticPasses.__init__
 
-    def recording(self, K, Y, row_weights=None, keep_logits=False, hessian=None):
+    def recording(self, K, Y, row_weights=None, hessian=None):
         hessians.append(None if hessian is None else (hessian.X.dtype, hessian.kept is not None))
-        original(self, K, Y, row_weights, keep_logits, hessian)
+        original(self, K, Y, row_weights, hessian)
 
     monkeypatch.setattr(LogisticPasses, "__init__", recording)
     params = dict(alphas=ALPHAS, gammas=GAMMAS, cv=3, random_state=0, **TIGHT)

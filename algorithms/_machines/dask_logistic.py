@@ -8,6 +8,8 @@ is one map-reduce over the chunks:
 
 * :meth:`~DaskLogisticPasses.run`: per chunk, the gradient ``K^T l' / n``, the
   sums of the loss, of ``l'`` and of the weights ``W``, and ``u = K^T W 1``;
+* :meth:`~DaskLogisticPasses.losses`: per chunk, the loss at multiples of a
+  step, from ``K [a, d]`` (the in-memory passes keep both logits instead);
 * :meth:`~DaskLogisticPasses.hessian_product`: per chunk, ``K^T W K V``. The
   weights are not stored between passes (they would be ``n x k`` on the client,
   or state on the workers): each task recomputes them from ``K a`` in the same
@@ -27,7 +29,7 @@ except ImportError as error:  # pragma: no cover - exercised by the no-dask test
                       "pip install 'kernelmaps[dask]'") from error
 
 from .._numba.compensated import CompensatedSum
-from .._solvers.logistic_passes import point_from_sums, row_weights, run_forward, run_rows, run_sum_rows
+from .._solvers.logistic_passes import line_losses, pass_rows, point_from_sums, row_weights
 from ..dask import TREE_FAN_IN
 
 
@@ -48,19 +50,31 @@ def _chunk_targets(operator, targets):
     return np.asarray(targets, dtype=np.float64).reshape(operator.shape[0], -1)
 
 
-def _chunk_run(operator, targets, a, b, n, start):
+def _chunk_run(operator, targets, a, b, n):
     """One chunk's share of a point: the map step of :meth:`DaskLogisticPasses.run`."""
     k = b.shape[0]
     with serial():
         Y = _chunk_targets(operator, targets)
-        sums = CompensatedSum((run_sum_rows(start), k))
+        sums = CompensatedSum((3, k))
 
         def rows_map(lo, hi, F):
-            U, _, part = run_rows(Y[lo:hi], b, n, F, start=start)
+            U, _, part = pass_rows(Y[lo:hi], b, n, F)
             sums.add(part)
             return U
 
-        return _PassSums(operator.sweep_sum(run_forward(a, start), rows_map, 2 * k), sums)
+        return _PassSums(operator.sweep_sum(a, rows_map, 2 * k), sums)
+
+
+def _chunk_losses(operator, targets, a_and_direction, b, intercept_direction, t):
+    """One chunk's sums of the losses at multiples ``t`` of a step: the map step of
+    :meth:`DaskLogisticPasses.losses`, from the logits of ``K [a, d]``."""
+    k = b.shape[0]
+    with serial():
+        Y = _chunk_targets(operator, targets)
+        F = operator @ a_and_direction
+        sums = CompensatedSum(t.shape)
+        sums.add(line_losses(Y, F[:, :k] + b, F[:, k:] + intercept_direction, t))
+        return sums
 
 
 def _chunk_hessian(operator, targets, a, b, V, columns):
@@ -92,23 +106,39 @@ class DaskLogisticPasses:
         Y = Y.reshape(n, -1).rechunk({0: K.X.chunks[0], 1: -1})
         self.shape = (n, m, Y.shape[1])
         self._targets = Y.to_delayed().ravel()
-        self._point = None
+        self._point = self._step = None
 
     def _map_reduce(self, task, *args):
         parts = self.K.map_chunks(task, self._targets, shared=args)
         return tree_sum(parts, TREE_FAN_IN).compute()
 
-    def run(self, a, b, start=None):
-        """The point at ``(a, b)``; its weights serve the next :meth:`hessian_product` calls. ``start``, as
-        :meth:`kernelmaps._solvers.logistic_passes.LogisticPasses.run`'s, adds the loss along the step."""
+    def run(self, a, b):
+        """The point at ``(a, b)``; its weights serve the next :meth:`hessian_product` calls."""
         a = np.ascontiguousarray(a, dtype=np.float64)
         b = np.asarray(b, dtype=np.float64)
-        if start is not None:
-            start = (graph_node(np.ascontiguousarray(start[0], dtype=np.float64), "kernelmaps-a0"),
-                     np.asarray(start[1], dtype=np.float64))
-        total = self._map_reduce(_chunk_run, graph_node(a, "kernelmaps-a"), b, self.shape[0], start)
-        self._point = (a, b)
+        total = self._map_reduce(_chunk_run, graph_node(a, "kernelmaps-a"), b, self.shape[0])
+        self._point, self._step = (a, b), None
         return point_from_sums(a, b, self.shape[0], total.both.result(), total.sums.result())
+
+    def along(self, direction, intercept_direction):
+        """Take the step ``(a - t d, b - t d_b)`` from the last point (its products come with :meth:`losses`)."""
+        self._step = (np.ascontiguousarray(direction, dtype=np.float64),
+                      np.asarray(intercept_direction, dtype=np.float64))
+
+    def losses(self, t):
+        """``(s, k)`` mean losses at ``s`` multiples ``t`` (``(s, k)``) of the step :meth:`along`: one map-reduce of
+        ``K [a, d]``, the logits the in-memory passes keep."""
+        if self._step is None:
+            raise RuntimeError("losses needs a step: call along first")
+        (a, b), (direction, intercept_direction) = self._point, self._step
+        both = graph_node(np.hstack([a, direction]), "kernelmaps-ad")
+        t = np.asarray(t, dtype=np.float64)
+        return self._map_reduce(_chunk_losses, both, b, intercept_direction, t).result() / self.shape[0]
+
+    def move(self, t):
+        """The point at ``t`` (one multiple per column) times the step :meth:`along`."""
+        (a, b), (direction, intercept_direction) = self._point, self._step
+        return self.run(a - t * direction, b - t * intercept_direction)
 
     def full_precision(self):
         """The Hessian products are in the rows' precision already: False (nothing changes)."""

@@ -18,12 +18,11 @@ CG, each column to its own tolerance (:meth:`_Walk._forcing`). As in Meanti et
 al. (2020), ``lam`` follows a decreasing path, one Newton step per value, from a
 large ridge, where Newton's method converges from zero, down to the target, where
 the steps continue until the gradient is small: each step starts inside the region
-where the next one converges quickly (Marteau-Ferey et al. 2019). The pass at a
-step sums the loss at :data:`~kernelmaps._solvers.logistic_passes.LINE_STEPS`
-multiples of it too, and each column keeps the multiple with the lowest objective,
-where that beats the step itself by enough to pay for a second pass
-(:func:`~kernelmaps._solvers.logistic_line_search.damped_update`); a step that
-raises the objective is halved until it does not. Where a factorization costs many
+where the next one converges quickly (Marteau-Ferey et al. 2019). Each column
+takes the multiple of Newton's step, among a few, with the lowest objective
+(:func:`~kernelmaps._solvers.logistic_line_search.damped_update`, from the logits
+of the point and of the step: one forward and one backward product per step),
+halved while it raises the objective. Where a factorization costs many
 passes (few columns, few rows per centre), the steps at one ridge keep the factor
 of the first of them (:func:`reuses_factors`).
 
@@ -204,15 +203,16 @@ class _Walk:
         self.last_relative = np.inf         # the relative gradient norm before the last step
         self.forecast = None                # the last step's _Forecast of the gradient norms
 
-    def _factor(self, point, penalty):
-        """The step's factor ``A``: the last one at the same ridge when :func:`reuses_factors` allows and the
-        last step's CG did not run out of iterations (a sign that the stale factor no longer fits)."""
+    def _factor(self, point, penalty, image):
+        """The step's factor ``A`` (``image = K_mm a``): the last one at the same ridge when
+        :func:`reuses_factors` allows and the last step's CG did not run out of iterations (a sign that the
+        stale factor no longer fits)."""
         capped = bool(self.cg_iterations) and self.cg_iterations[-1] >= self.cg_max_iter
         if self.reuses and self.factor is not None and self.factor[0] == penalty and not capped:
             return self.factor[1]
         # the step's O(m^3) factor on BLAS's threads, everything after it single-threaded
         # (see blas_single_thread: a threaded call's spinning workers slow the passes that follow)
-        A = _step_factor(self.K_mm, self.T, point, penalty, self.centres_are_rows)
+        A = _step_factor(self.K_mm, self.T, point, penalty, self.centres_are_rows, image)
         self.factor = (penalty, A)
         return A
 
@@ -223,8 +223,9 @@ class _Walk:
         step = 0
         while True:
             with blas_single_thread():
-                penalty, gradient, relative, objective = _assess(point, self.K_mm, path[min(step, len(path) - 1)],
-                                                                 lam, self.reference, self.fit_intercept, self.tol)
+                penalty, gradient, relative, objective, image = _assess(
+                    point, self.K_mm, path[min(step, len(path) - 1)], lam, self.reference, self.fit_intercept,
+                    self.tol)
             self.gradient_norms.append(relative)
             self.objectives.append(float(np.sum(objective)))
             if penalty == lam and (relative <= self.tol or settled):
@@ -236,10 +237,10 @@ class _Walk:
                 self.passes.full_precision()    # reduced-precision Hessian products may stall the steps
             self.last_relative = relative
             forcing = self._forcing(point, gradient, relative, penalty, stalled)
-            A = self._factor(point, penalty)
+            A = self._factor(point, penalty, image)
             with blas_single_thread():
                 point, settled, iterations = self._step(point, gradient, objective, relative, penalty, lam, A,
-                                                        forcing)
+                                                        forcing, image)
             self.cg_iterations.append(iterations)
             self.penalties.append(penalty)
             step += 1
@@ -268,9 +269,9 @@ class _Walk:
         disagreement = np.abs(reached - forecast.predicted) / forecast.before
         return np.clip(disagreement, tight, FORCING_CAP)
 
-    def _step(self, point, gradient, objective, relative, penalty, lam, A, forcing):
-        """Newton's step from ``point`` with the preconditioner's factor ``A`` and CG tolerances ``forcing``:
-        ``(point, settled, CG iterations)``."""
+    def _step(self, point, gradient, objective, relative, penalty, lam, A, forcing, image):
+        """Newton's step from ``point`` (``image = K_mm a``) with the preconditioner's factor ``A`` and CG
+        tolerances ``forcing``: ``(point, settled, CG iterations)``."""
         try:
             direction, intercept_direction, iterations, linear_residual = _newton_direction(
                 self.passes, self.T, A, point, gradient, penalty, self.fit_intercept, self.cg_max_iter, forcing)
@@ -278,7 +279,7 @@ class _Walk:
             # float32 products of a kernel flat to within their rounding can lose definiteness
             if not self.passes.full_precision():
                 raise
-            return self._step(point, gradient, objective, relative, penalty, lam, A, forcing)
+            return self._step(point, gradient, objective, relative, penalty, lam, A, forcing, image)
         # half the Newton decrement g^T H^{-1} g, the decrease the quadratic model
         # predicts for the full step, per column: at most a fraction tol of the
         # objective left to gain ends the fit after this step, whose successors move
@@ -295,7 +296,8 @@ class _Walk:
         settled = penalty == lam and relative <= np.sqrt(self.tol) and bool(np.all(forcing <= relative)) \
             and bool(np.all(predicted <= self.tol * np.abs(objective)))
         start = point
-        point, t = damped_update(self.passes, self.K_mm, point, objective, direction, intercept_direction, penalty)
+        point, t = damped_update(self.passes, self.K_mm, point, objective, direction, intercept_direction, penalty,
+                                 image)
         self.forecast = _Forecast(penalty, _gradient_norms(gradient, start.intercept_gradient, self.fit_intercept),
                                   _linear_model_norms(gradient, start.intercept_gradient, linear_residual, t,
                                                       self.fit_intercept))
@@ -308,11 +310,11 @@ def _gradient_norms(gradient, intercept_gradient, fit_intercept):
 
 
 def _assess(point, K_mm, penalty, lam, reference, fit_intercept, tol):
-    """``(penalty, gradient, relative gradient norm, objective per column)`` at ``point``.
+    """``(penalty, gradient, relative gradient norm, objective per column, K_mm a)`` at ``point``.
 
     ``penalty`` is the path's, or ``lam`` when the point already solves the target
     problem: the rest of the path (300 steps for ``lam = 1e-300``) would not move it.
-    One product ``K_mm a`` serves the gradients and the objective.
+    One product ``K_mm a`` serves the gradients, the objective, the step's factor and its update.
     """
     image = K_mm @ point.a
 
@@ -324,11 +326,11 @@ def _assess(point, K_mm, penalty, lam, reference, fit_intercept, tol):
     if penalty != lam and gradient_at(lam)[1] <= tol:
         penalty = lam
         gradient, relative = gradient_at(lam)
-    return penalty, gradient, relative, point.loss + 0.5 * penalty * np.einsum("ij,ij->j", point.a, image)
+    return penalty, gradient, relative, point.loss + 0.5 * penalty * np.einsum("ij,ij->j", point.a, image), image
 
 
-def _step_factor(K_mm, T, point, penalty, centres_are_rows):
-    """The upper factor ``A`` of the step's preconditioner ``B = T^{-1} A^{-1}`` at ``point``."""
+def _step_factor(K_mm, T, point, penalty, centres_are_rows, image):
+    """The upper factor ``A`` of the step's preconditioner ``B = T^{-1} A^{-1}`` at ``point`` (``image = K_mm a``)."""
     m = K_mm.shape[0]
     floor = penalty / max(float(np.mean(np.diag(K_mm))), 1e-300)
     # one factor for every column: k factors of O(m^3) each cost more than the passes of a
@@ -337,8 +339,7 @@ def _step_factor(K_mm, T, point, penalty, centres_are_rows):
         # a centre's weight is that of its row: W = sigmoid(f) sigmoid(-f) whatever
         # the label, at the logits f = K_mm a + b, known without a pass (and so the
         # same in memory and on Dask)
-        with blas_single_thread():  # a threaded product would leave workers spinning through the factorization
-            s = stable_sigmoid(K_mm @ point.a + point.b)
+        s = stable_sigmoid(image + point.b)
         centre_weights = shared_weights(s * (1.0 - s), floor)
     else:
         centre_weights = np.full(m, shared_weights(point.weight_mean[None, :], floor)[0])
