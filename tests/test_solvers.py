@@ -117,6 +117,8 @@ def test_cg_solves_a_zero_column_by_zero_and_starts_from_x0():
     exact = np.linalg.solve(A, B)
     warm = conjugate_gradient(lambda P: A @ P, B, x0=exact, tol=1e-10)
     assert warm.n_iter == 0 and warm.converged
+    by_columns = conjugate_gradient(lambda P, columns: A @ P, B, x0=exact, tol=1e-10, columns=True)
+    assert by_columns.n_iter == 0 and by_columns.converged
 
 
 def test_cg_on_an_indefinite_system_names_the_cause():

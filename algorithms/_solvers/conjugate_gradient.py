@@ -88,7 +88,7 @@ def conjugate_gradient(apply, B, *, x0=None, max_iter=100, tol=1e-6, callback=No
     X = np.zeros_like(B) if x0 is None else np.array(x0, dtype=np.float64).reshape(B.shape)
     scale = np.linalg.norm(B, axis=0)
     scale[scale == 0] = 1.0                 # a zero right-hand side: absolute residual
-    R = B - apply(X) if x0 is not None else B.copy()
+    R = B - (apply(X, slice(None)) if columns else apply(X)) if x0 is not None else B.copy()
     P = R.copy()
     rr = np.einsum("ij,ij->j", R, R)
     tol = np.broadcast_to(np.asarray(tol, dtype=np.float64), scale.shape)
