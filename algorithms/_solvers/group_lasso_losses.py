@@ -12,32 +12,10 @@ from numba import njit
 from scipy.optimize import brentq
 
 from .._numba.fastmath import FASTMATH
-from .._numba.fastmath_exp import vexp_nonpositive
-from .._numba.fastmath_log import vlog
+from .._numba.logistic import sigmoid, softplus
 
 #: Loss name -> code read by the Numba kernels.
 LOSS_CODES = {"squared": 0, "logistic": 1, "epsilon_logistic": 2}
-
-
-@njit(cache=True, inline="always", error_model="numpy", fastmath=FASTMATH)
-def _log1p_small(e):
-    # log(1 + e) for 0 <= e <= 1 without losing e's digits when e is tiny
-    # (Goldberg's trick: the rounding of 1 + e cancels in log(u) / (u - 1)).
-    u = 1 + e
-    d = u - 1
-    return e if d == 0 else vlog(u) * (e / d)
-
-
-@njit(cache=True, inline="always", error_model="numpy", fastmath=FASTMATH)
-def _softplus(a):
-    """``log(1 + exp(a))`` for any finite ``a``, without overflow."""
-    return (a if a > 0 else 0 * a) + _log1p_small(vexp_nonpositive(-abs(a)))
-
-
-@njit(cache=True, inline="always", error_model="numpy", fastmath=FASTMATH)
-def _sigmoid(a):
-    e = vexp_nonpositive(-abs(a))
-    return 1 / (1 + e) if a >= 0 else e / (1 + e)
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy", fastmath=FASTMATH)
@@ -46,10 +24,10 @@ def _loss(code, z, t, epsilon, sharpness):
         r = z - t
         return r * r / 2
     if code == 1:
-        return _softplus(-t * z)
+        return softplus(-t * z)
     r = z - t
-    return (_softplus(sharpness * (r - epsilon)) + _softplus(sharpness * (-r - epsilon))
-            - 2 * _softplus(-sharpness * epsilon)) / sharpness
+    return (softplus(sharpness * (r - epsilon)) + softplus(sharpness * (-r - epsilon))
+            - 2 * softplus(-sharpness * epsilon)) / sharpness
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy", fastmath=FASTMATH)
@@ -57,9 +35,9 @@ def _loss_derivative(code, z, t, epsilon, sharpness):
     if code == 0:
         return z - t
     if code == 1:
-        return -t * _sigmoid(-t * z)
+        return -t * sigmoid(-t * z)
     r = z - t
-    return _sigmoid(sharpness * (r - epsilon)) - _sigmoid(sharpness * (-r - epsilon))
+    return sigmoid(sharpness * (r - epsilon)) - sigmoid(sharpness * (-r - epsilon))
 
 
 @njit(cache=True, nogil=True, fastmath=FASTMATH)

@@ -10,11 +10,10 @@ per-row terms over Dask chunks.
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
-
-def _log1p_exp(t):
-    """``log(1 + exp(t))`` without overflow."""
-    return np.logaddexp(0.0, t)
+from .._numba.fastmath import FASTMATH
+from .._numba.logistic import sigmoid, softplus
 
 
 def stable_sigmoid(t):
@@ -42,39 +41,87 @@ class _Point(NamedTuple):
     weighted_sum: np.ndarray       # u = K^T W 1
 
 
-def pass_rows(Y, b, n, F, weights=None):
+_UNWEIGHTED = np.empty((0, 0))
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
+def _row_terms(Y, F, b, n, weights, U, W, sums):
+    """:func:`pass_rows`'s terms of rows ``F + b``, into ``U``, ``W`` and ``sums`` (zeroed by the caller);
+    ``weights`` of shape ``(0, 0)``: unweighted."""
+    rows, k = Y.shape
+    weighted = weights.shape[0] > 0
+    for i in range(rows):
+        for j in range(k):
+            y = Y[i, j]
+            margin = y * (F[i, j] + b[j])
+            s = sigmoid(-margin)                # sigmoid(-y f) = -l' / y
+            w = s * (1 - s)
+            derivative = -y * s
+            loss = softplus(-margin)
+            if weighted:
+                c = weights[i, j]
+                w, derivative, loss = w * c, derivative * c, loss * c
+            U[i, j] = derivative / n
+            U[i, k + j] = w
+            W[i, j] = w
+            sums[0, j] += loss
+            sums[1, j] += derivative
+            sums[2, j] += w
+
+
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
+def _line_loss_sums(Y, F, F_step, t, weights, out):
+    """:func:`line_losses` into ``out`` (zeroed by the caller); ``weights`` of shape ``(0, 0)``: unweighted."""
+    rows, k = Y.shape
+    weighted = weights.shape[0] > 0
+    for i in range(rows):
+        for row in range(t.shape[0]):
+            for j in range(k):
+                loss = softplus(-Y[i, j] * (F[i, j] - t[row, j] * F_step[i, j]))
+                out[row, j] += loss * weights[i, j] if weighted else loss
+
+
+def pass_rows(Y, b, n, F, weights=None, W=None):
     """The per-row terms of one pass at logits ``F + b`` of ±1 targets ``Y`` (rows of a block).
 
     Returns ``(U, W, sums)``: ``U = [l' / n, W]`` to multiply by ``K^T``, the weights
-    ``W = l''`` and the ``(3, k)`` sums of the loss, ``l'`` and ``W`` over the rows.
-    ``weights`` (the block's shape) scale each row's loss in each column: a zero
-    leaves the row out of that column's problem.
+    ``W = l''`` (into ``W`` if given) and the ``(3, k)`` sums of the loss, ``l'`` and ``W``
+    over the rows. ``weights`` (the block's shape) scale each row's loss in each column:
+    a zero leaves the row out of that column's problem.
     """
-    margin = Y * (F + b)
-    s = stable_sigmoid(-margin)                 # sigmoid(-y f) = -l' / y
-    W = s * (1.0 - s)
-    derivative = -Y * s
-    loss = _log1p_exp(-margin)
-    if weights is not None:
-        W, derivative, loss = W * weights, derivative * weights, loss * weights
-    sums = [loss.sum(axis=0), derivative.sum(axis=0), W.sum(axis=0)]
-    return np.hstack([derivative / n, W]), W, np.stack(sums)
+    rows, k = Y.shape
+    U = np.empty((rows, 2 * k))
+    W = np.empty((rows, k)) if W is None else W
+    sums = np.zeros((3, k))
+    b = np.broadcast_to(np.asarray(b, dtype=np.float64), (k,))
+    _row_terms(Y, F, np.ascontiguousarray(b), float(n), _UNWEIGHTED if weights is None else weights, U, W, sums)
+    return U, W, sums
 
 
 def line_losses(Y, F, F_step, t, weights=None):
     """The ``(s, k)`` sums over rows of the loss at the logits ``F - t F_step`` for each row of ``t`` (``(s, k)``,
     a multiple per column): the losses along a step whose logits are ``F_step``, from a point at logits ``F``."""
-    out = np.empty(t.shape)
-    for row, multiples in enumerate(t):
-        loss = _log1p_exp(-Y * (F - multiples * F_step))
-        out[row] = (loss if weights is None else loss * weights).sum(axis=0)
+    out = np.zeros(t.shape)
+    _line_loss_sums(Y, F, F_step, np.ascontiguousarray(t, dtype=np.float64),
+                    _UNWEIGHTED if weights is None else weights, out)
     return out
 
 
+@njit(cache=True, nogil=True, error_model="numpy", fastmath=FASTMATH)
+def _weights(Y, logits, W):
+    rows, k = Y.shape
+    for i in range(rows):
+        for j in range(k):
+            s = sigmoid(-Y[i, j] * logits[i, j])
+            W[i, j] = s * (1 - s)
+
+
 def row_weights(Y, logits):
-    """The Hessian weights ``l'' = sigmoid(f) sigmoid(-f)`` of the rows (the same whatever y's sign)."""
-    s = stable_sigmoid(-Y * logits)
-    return s * (1.0 - s)
+    """The Hessian weights ``l'' = sigmoid(f) sigmoid(-f)`` of the rows (the same whatever y's sign), with the
+    bits of :func:`pass_rows`'s."""
+    W = np.empty(Y.shape)
+    _weights(Y, logits, W)
+    return W
 
 
 def point_from_sums(a, b, n, both, sums):
@@ -123,8 +170,8 @@ class LogisticPasses:
 
         def rows_map(lo, hi, F):
             self.logits[lo:hi] = F + b
-            U, self.weights[lo:hi], sums[lo] = pass_rows(self.Y[lo:hi], 0.0, n, self.logits[lo:hi],
-                                                          self._row_weights(lo, hi))
+            U, _, sums[lo] = pass_rows(self.Y[lo:hi], 0.0, n, self.logits[lo:hi], self._row_weights(lo, hi),
+                                       self.weights[lo:hi])
             return U
 
         both = self.K.sweep(a, rows_map, 2 * b.shape[0])
@@ -151,8 +198,8 @@ class LogisticPasses:
         sums = {}
 
         def rows_map(lo, hi, F):
-            U, self.weights[lo:hi], sums[lo] = pass_rows(self.Y[lo:hi], 0.0, n, self.logits[lo:hi],
-                                                          self._row_weights(lo, hi))
+            U, _, sums[lo] = pass_rows(self.Y[lo:hi], 0.0, n, self.logits[lo:hi], self._row_weights(lo, hi),
+                                       self.weights[lo:hi])
             return U
 
         both = self.K.sweep(None, rows_map, 2 * b.shape[0])
