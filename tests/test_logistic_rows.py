@@ -58,3 +58,27 @@ def test_line_losses_are_numpys_losses_at_each_multiple(weighted):
 def test_row_weights_have_the_bits_of_the_pass():
     Y, F, _, _, _ = _rows(3)
     np.testing.assert_array_equal(row_weights(Y, F), pass_rows(Y, 0.0, 1.0, F)[1])
+
+
+def test_a_run_at_zero_takes_no_forward_product_and_gives_the_dense_point():
+    from kernelmaps import exact_kernel
+    from kernelmaps._solvers.kernel_operator import KernelOperator
+    from kernelmaps._solvers.logistic_passes import LogisticPasses
+
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((200, 3))
+    Y = np.where(rng.random((200, 2)) < 0.5, 1.0, -1.0)
+    K = KernelOperator(X, X[:30], kernel="gaussian", gamma=0.4)
+    forwards = []
+    sweep = K.sweep
+    K.sweep = lambda V, rows_map, n_columns=None: forwards.append(V is not None) or sweep(V, rows_map, n_columns)
+    passes = LogisticPasses(K, Y)
+    b = np.array([0.3, -0.2])
+    dense = exact_kernel(X, X[:30], kernel="gaussian", gamma=0.4)
+    for a in (np.zeros((30, 2)), rng.standard_normal((30, 2))):
+        point = passes.run(a, b)
+        U, _, sums = pass_rows(Y, b, 200.0, dense @ a)
+        np.testing.assert_allclose(point.data_gradient, dense.T @ U[:, :2], rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(point.loss, sums[0] / 200, rtol=1e-12)
+        np.testing.assert_allclose(passes.logits, dense @ a + b, rtol=1e-12, atol=1e-14)
+    assert forwards == [False, True]

@@ -58,11 +58,12 @@ def _chunk_run(operator, targets, a, b, n):
         sums = CompensatedSum((3, k))
 
         def rows_map(lo, hi, F):
-            U, _, part = pass_rows(Y[lo:hi], b, n, F)
+            U, _, part = pass_rows(Y[lo:hi], b, n, np.zeros((hi - lo, k)) if F is None else F)
             sums.add(part)
             return U
 
-        return _PassSums(operator.sweep_sum(a, rows_map, 2 * k), sums)
+        # at a = 0 (where every fit starts) the logits are b without a product
+        return _PassSums(operator.sweep_sum(a if a.any() else None, rows_map, 2 * k), sums)
 
 
 def _chunk_losses(operator, targets, a_and_direction, b, intercept_direction, t):

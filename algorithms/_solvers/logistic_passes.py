@@ -169,12 +169,13 @@ class LogisticPasses:
         sums = {}
 
         def rows_map(lo, hi, F):
-            self.logits[lo:hi] = F + b
+            self.logits[lo:hi] = b if F is None else F + b
             U, _, sums[lo] = pass_rows(self.Y[lo:hi], 0.0, n, self.logits[lo:hi], self._row_weights(lo, hi),
                                        self.weights[lo:hi])
             return U
 
-        both = self.K.sweep(a, rows_map, 2 * b.shape[0])
+        # at a = 0 (where every fit starts) the logits are b without a product
+        both = self.K.sweep(a if a.any() else None, rows_map, 2 * b.shape[0])
         return self._point_at(a, b, both, sums)
 
     def along(self, direction, intercept_direction):
