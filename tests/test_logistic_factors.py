@@ -5,9 +5,9 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from kernelmaps import NystroemLogisticRegression
-from kernelmaps._solvers import logistic_newton, logistic_passes
+from kernelmaps._solvers import logistic_factors, logistic_passes
 
-RIDGE_CHOLESKY = logistic_newton.ridge_cholesky
+RIDGE_CHOLESKY = logistic_factors.ridge_cholesky
 
 
 def _data():
@@ -24,9 +24,9 @@ def _fit(monkeypatch, ratio=None, **params):
         factors.append(lam)
         return RIDGE_CHOLESKY(T, weights, m, lam)
 
-    monkeypatch.setattr(logistic_newton, "ridge_cholesky", counting)
+    monkeypatch.setattr(logistic_factors, "ridge_cholesky", counting)
     if ratio is not None:
-        monkeypatch.setattr(logistic_newton, "FACTOR_REUSE_RATIO", ratio)
+        monkeypatch.setattr(logistic_factors, "FACTOR_REUSE_RATIO", ratio)
     X, y = _data()
     model = NystroemLogisticRegression(200, alpha=1e-3, gamma=0.5, random_state=0, **params).fit(X, y)
     return model, factors, X
@@ -34,13 +34,13 @@ def _fit(monkeypatch, ratio=None, **params):
 
 def test_the_rule_keeps_the_factor_of_few_columns_and_not_of_many_classes():
     # falkon-sklearn's binary fit (50 000 rows, 2000 centres) and letter's 26 classes on 12 000 rows
-    assert logistic_newton.reuses_factors(50_000, 2000, 1)
-    assert not logistic_newton.reuses_factors(12_000, 2000, 26)
-    assert not logistic_newton.reuses_factors(10**6, 1024, 1)
+    assert logistic_factors.reuses_factors(50_000, 2000, 1)
+    assert not logistic_factors.reuses_factors(12_000, 2000, 26)
+    assert not logistic_factors.reuses_factors(10**6, 1024, 1)
 
 
 def test_steps_at_one_ridge_share_a_factor_and_reach_the_same_optimum(monkeypatch):
-    assert logistic_newton.reuses_factors(400, 200, 1)
+    assert logistic_factors.reuses_factors(400, 200, 1)
     # float64 Hessian products: the float32 ones move the end point by more than the factor does
     # a tolerance of 1e-6: at the default 1e-4 two paths to one optimum may stop 1e-3 apart in probability
     kept, kept_factors, X = _fit(monkeypatch, hessian_dtype="float64", tol=1e-6)
@@ -85,7 +85,7 @@ def test_a_step_whose_cg_ran_out_gets_a_fresh_factor(monkeypatch):
 
 def test_shared_weights_are_the_floored_geometric_mean_over_columns():
     weights = np.array([[0.25, 0.01, 0.04], [0.0, 0.2, 0.2], [1e-9, 1e-9, 1e-9]])
-    shared = logistic_newton.shared_weights(weights, 1e-6)
+    shared = logistic_factors.shared_weights(weights, 1e-6)
     # 0.25 * 0.01 * 0.04 = 1e-4; a zero and the tiny weights are raised to the floor
     np.testing.assert_allclose(shared, [1e-4 ** (1 / 3), (1e-6 * 0.2 * 0.2) ** (1 / 3), 1e-6], rtol=1e-12)
 
@@ -103,9 +103,9 @@ def test_the_shared_factor_takes_the_geometric_mean_of_the_centres_weights(monke
         weights_seen.append((np.array(weights), lam))
         return RIDGE_CHOLESKY(T, weights, m, lam)
 
-    monkeypatch.setattr(logistic_newton, "stable_sigmoid", sigmoid)
-    monkeypatch.setattr(logistic_newton, "ridge_cholesky", recording)
-    monkeypatch.setattr(logistic_newton, "FACTOR_REUSE_RATIO", np.inf)
+    monkeypatch.setattr(logistic_factors, "stable_sigmoid", sigmoid)
+    monkeypatch.setattr(logistic_factors, "ridge_cholesky", recording)
+    monkeypatch.setattr(logistic_factors, "FACTOR_REUSE_RATIO", np.inf)
     rng = np.random.default_rng(1)
     X = rng.standard_normal((300, 2))
     y = np.digitize(X[:, 0] + 0.3 * rng.standard_normal(300), [-0.5, 0.5])
@@ -117,3 +117,37 @@ def test_the_shared_factor_takes_the_geometric_mean_of_the_centres_weights(monke
         np.testing.assert_allclose(weights, np.exp(np.log(np.maximum(s * (1.0 - s), lam)).mean(axis=1)), rtol=1e-8)
         differs |= not np.allclose(weights, (s * (1.0 - s)).mean(axis=1), rtol=0.1)
     assert differs        # the arithmetic mean would have given other factors
+
+
+def test_the_factor_is_computed_in_float32_only_well_above_its_rounding():
+    # sqrt(2000) eps32 0.25 = 1.3e-6: ten times that is the smallest ridge
+    quarter, ones = np.full(2000, 0.25), np.ones(2000)
+    assert logistic_factors.factors_in_single(1e-3, quarter, ones)
+    assert logistic_factors.factors_in_single(1.4e-5, quarter, ones)
+    assert not logistic_factors.factors_in_single(1.2e-5, quarter, ones)
+    assert logistic_factors.factors_in_single(1e-5, np.full(2000, 0.02), ones)
+    order = logistic_factors.BLOCK_ORDER + 1
+    assert not logistic_factors.factors_in_single(1.0, np.full(order, 0.25), np.ones(order))
+
+
+def test_a_float32_factor_preconditions_as_the_float64_one(monkeypatch):
+    """Upcast, the float32 factor is an exact factor of a nearby matrix: CG stays exact, takes about as many
+    iterations, and the fit reaches the float64 factor's optimum."""
+    dtypes = []
+
+    def recording(T, weights, m, lam):
+        dtypes.append(T.dtype)
+        return RIDGE_CHOLESKY(T, weights, m, lam)
+
+    monkeypatch.setattr(logistic_factors, "ridge_cholesky", recording)
+    X, y = _data()
+    params = dict(alpha=1e-2, gamma=0.5, random_state=0, hessian_dtype="float64", tol=1e-6)
+    single = NystroemLogisticRegression(200, **params).fit(X, y)
+    assert set(dtypes) == {np.dtype(np.float32)}
+    dtypes.clear()
+    monkeypatch.setattr(logistic_factors, "SINGLE_FACTOR_MARGIN", np.inf)
+    double = NystroemLogisticRegression(200, **params).fit(X, y)
+    assert set(dtypes) == {np.dtype(np.float64)}
+    assert abs(sum(single.cg_iterations_) - sum(double.cg_iterations_)) <= 0.1 * sum(double.cg_iterations_)
+    np.testing.assert_allclose(single.objectives_[-1], double.objectives_[-1], rtol=1e-6)
+    np.testing.assert_allclose(single.predict_proba(X), double.predict_proba(X), atol=1e-4)

@@ -139,7 +139,7 @@ def ridge_cholesky(T, weights, m, lam):
     ``lam``. ``A`` only preconditions the solvers, which apply the ridge exactly
     through ``lam``: a jitter changes the iterations, not the solution.
     """
-    scaled = T if weights is None else T * np.sqrt(weights)
+    scaled = T if weights is None else T * np.sqrt(weights).astype(T.dtype, copy=False)
     diagonal_of = np.diag_indices(m)
     scale = float(np.einsum("ij,ij->", scaled, scaled)) / (m * m) if m else 1.0
 

@@ -12,19 +12,17 @@ step solves ``H d = g`` with ``g = K^T l' / n + lam K_mm a`` and
 conjugate gradient preconditioned by ``B = T^{-1} A^{-1}``, ``T = chol(K_mm)``,
 ``A = chol(T D T^T / m + lam I)``, where ``D`` holds the weights of the centres
 (``K_mm D K_mm / m`` is the centres' estimate of ``K^T W K / n``; for centres that
-are not training rows, ``D`` is the mean weight), shared by the columns (their
-geometric mean, :func:`shared_weights`): one factor preconditions every column's
-CG, each column to its own tolerance (:meth:`_Walk._forcing`). As in Meanti et
-al. (2020), ``lam`` follows a decreasing path, one Newton step per value, from a
-large ridge, where Newton's method converges from zero, down to the target, where
-the steps continue until the gradient is small: each step starts inside the region
-where the next one converges quickly (Marteau-Ferey et al. 2019). Each column
-takes the multiple of Newton's step, among a few, with the lowest objective
+are not training rows, ``D`` is the mean weight), shared by the columns: one factor
+preconditions every column's CG (:mod:`kernelmaps._solvers.logistic_factors`), each
+column to its own tolerance (:meth:`_Walk._forcing`). As in Meanti et al. (2020),
+``lam`` follows a decreasing path, one Newton step per value, from a large ridge,
+where Newton's method converges from zero, down to the target, where the steps
+continue until the gradient is small: each step starts inside the region where the
+next one converges quickly (Marteau-Ferey et al. 2019). Each column takes the
+multiple of Newton's step, among a few, with the lowest objective
 (:func:`~kernelmaps._solvers.logistic_line_search.damped_update`, from the logits
 of the point and of the step: one forward and one backward product per step),
-halved while it raises the objective. Where a factorization costs many
-passes (few columns, few rows per centre), the steps at one ridge keep the factor
-of the first of them (:func:`reuses_factors`).
+halved while it raises the objective.
 
 Every pass over the rows (the gradient, the loss, the weights; each CG product
 ``K^T W K V``) is one :meth:`KernelOperator.sweep` shared by all columns.
@@ -37,18 +35,14 @@ import scipy.linalg
 
 from .._core.parallel import blas_single_thread
 from .conjugate_gradient import NotPositiveDefiniteError, conjugate_gradient
-from .falkon import block_epsilon, cholesky_with_jitter, ridge_cholesky
+from .falkon import block_epsilon, cholesky_with_jitter
 from .logistic_line_search import damped_update
-from .logistic_passes import stable_sigmoid
+from .logistic_factors import StepFactors, reuses_factors
 
 #: The first ridge of the path (when the target is smaller), and the factor between
 #: consecutive ridges.
 PATH_START = 1e-3
 PATH_FACTOR = 10.0
-#: A step at the ridge of the step before keeps that step's factor ``A`` when factoring costs
-#: more than this many times a pass's products, in floating-point operations (see
-#: :func:`reuses_factors`).
-FACTOR_REUSE_RATIO = 10.0
 #: A step that leaves the relative gradient norm above this fraction of its value before the step
 #: moves the Hessian products to full precision
 #: (:meth:`kernelmaps._solvers.logistic_passes.LogisticPasses.full_precision`).
@@ -92,21 +86,6 @@ def ridge_path(lam, above=None):
     return path + [lam]
 
 
-def reuses_factors(n, m, k):
-    """Whether the Newton steps at one ridge share one preconditioner factor ``A``.
-
-    A factor (``T D T^T`` by ``syrk``, then Cholesky) takes about ``4 m^3 / 3``
-    operations, a pass's two products ``4 n m k``. A stale factor, from the
-    centres' weights at the ridge's first step, costs later steps a few CG passes.
-    On 50 000 binary rows and 2000 centres (Zen 3 EPYC, 2 cores; ratio 27) a
-    factorization took 0.13 s and a kept-block pass 0.04 s: keeping the factor
-    cost 5 passes over 4 steps and took the fit from 5.03 s to 4.50 s (medians of
-    6, alternating processes). On letter (12 000 rows, 26 classes, the same centres; ratio 4) a pass took
-    about 0.1 s, and keeping the factor cost 5 passes over 3 steps for no gain.
-    """
-    return 4.0 * m ** 3 / 3.0 >= FACTOR_REUSE_RATIO * 4.0 * n * m * k
-
-
 def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_are_rows=False, max_iter=20,
                              tol=1e-4, cg_max_iter=20, callback=None, on_target=None):
     """Minimize the Nyström logistic objective of every ±1 target column.
@@ -142,7 +121,8 @@ def nystroem_logistic_newton(passes, K_mm, lam, *, fit_intercept=True, centres_a
         early.
     cg_max_iter : int, default=20
         Conjugate gradient iterations per Newton step; a step whose CG ran them all
-        is followed by a fresh factor (see :func:`reuses_factors`). Each column's CG stops at a
+        is followed by a fresh factor (see
+        :func:`~kernelmaps._solvers.logistic_factors.reuses_factors`). Each column's CG stops at a
         relative residual of ``min(0.1, relative gradient norm)`` (an inexact
         Newton method, superlinear near the optimum), loosened up to 0.1 where the
         last step's quadratic model missed the gradient it reached by more
@@ -199,20 +179,21 @@ class _Walk:
         self.cg_max_iter, self.callback = cg_max_iter, callback
         self.steps, self.cg_iterations, self.gradient_norms, self.objectives, self.penalties = 0, [], [], [], []
         self.reuses = reuses_factors(*passes.shape)
+        self.factors = StepFactors(K_mm, T, centres_are_rows)
         self.factor = None                  # (ridge, A) of the last factorization
         self.last_relative = np.inf         # the relative gradient norm before the last step
         self.forecast = None                # the last step's _Forecast of the gradient norms
 
     def _factor(self, point, penalty, image):
         """The step's factor ``A`` (``image = K_mm a``): the last one at the same ridge when
-        :func:`reuses_factors` allows and the last step's CG did not run out of iterations (a sign that the
-        stale factor no longer fits)."""
+        :func:`~kernelmaps._solvers.logistic_factors.reuses_factors` allows and the last step's CG did not
+        run out of iterations (a sign that the stale factor no longer fits)."""
         capped = bool(self.cg_iterations) and self.cg_iterations[-1] >= self.cg_max_iter
         if self.reuses and self.factor is not None and self.factor[0] == penalty and not capped:
             return self.factor[1]
         # the step's O(m^3) factor on BLAS's threads, everything after it single-threaded
         # (see blas_single_thread: a threaded call's spinning workers slow the passes that follow)
-        A = _step_factor(self.K_mm, self.T, point, penalty, self.centres_are_rows, image)
+        A = self.factors.factor(point, penalty, image)
         self.factor = (penalty, A)
         return A
 
@@ -327,42 +308,6 @@ def _assess(point, K_mm, penalty, lam, reference, fit_intercept, tol):
         penalty = lam
         gradient, relative = gradient_at(lam)
     return penalty, gradient, relative, point.loss + 0.5 * penalty * np.einsum("ij,ij->j", point.a, image), image
-
-
-def _step_factor(K_mm, T, point, penalty, centres_are_rows, image):
-    """The upper factor ``A`` of the step's preconditioner ``B = T^{-1} A^{-1}`` at ``point`` (``image = K_mm a``)."""
-    m = K_mm.shape[0]
-    floor = penalty / max(float(np.mean(np.diag(K_mm))), 1e-300)
-    # one factor for every column: k factors of O(m^3) each cost more than the passes of a
-    # many-class problem, and the CG of each column stays exact (only its preconditioner is shared)
-    if centres_are_rows:
-        # a centre's weight is that of its row: W = sigmoid(f) sigmoid(-f) whatever
-        # the label, at the logits f = K_mm a + b, known without a pass (and so the
-        # same in memory and on Dask)
-        s = stable_sigmoid(image + point.b)
-        centre_weights = shared_weights(s * (1.0 - s), floor)
-    else:
-        centre_weights = np.full(m, shared_weights(point.weight_mean[None, :], floor)[0])
-    return ridge_cholesky(T, centre_weights, m, penalty)
-
-
-def shared_weights(weights, floor):
-    """The weights of the centres in the factor shared by the columns: per centre (a row of
-    ``weights``), the geometric mean over the columns of its weights, each raised to at least ``floor``.
-
-    A column's CG converges at a pace set by the spread of the ratios between its weights and the
-    shared ones. In a one-vs-rest problem a centre's weight is large in the columns of the classes
-    near it and orders of magnitude smaller in the rest, and an arithmetic mean follows the few
-    large ones; the geometric mean balances the ratios above and below it. At the end of a fit on
-    letter (26 classes, 2000 centres, a ridge of 1e-5), CG to a relative residual of 1e-3 took up
-    to 27 iterations over the columns from the arithmetic mean, 19 from the geometric, and 14 from
-    each column's own factor (26 factorizations). A cross-validated fit's columns (folds) gain too.
-    The floor, the ridge over the mean diagonal of ``K_mm``, is where weights stop mattering: all the
-    weights below it together add at most the ridge to any direction of ``T D T^T / m + lam I``
-    (``T T^T / m`` has eigenvalues at most that mean diagonal). It also keeps one underflowed (zero)
-    weight from zeroing the product.
-    """
-    return np.exp(np.log(np.maximum(weights, floor)).mean(axis=1))
 
 
 def _newton_direction(passes, T, A, point, gradient, penalty, fit_intercept, max_iter, tol):
