@@ -69,7 +69,7 @@ def test_the_nystroem_solvers_iterate_on_one_blas_thread_and_factor_on_all(monke
     # a threaded m x m solve between two passes leaves BLAS workers spinning on the cores the next
     # pass needs: the iterations run single-threaded, the O(m^3) factorizations on BLAS's threads
     from kernelmaps import NystroemKernelRidge, NystroemLogisticRegression
-    from kernelmaps._solvers import conjugate_gradient as cg_module, falkon, logistic_newton
+    from kernelmaps._solvers import conjugate_gradient as cg_module, falkon, logistic_factors, logistic_newton
 
     seen = {"iterations": set(), "factors": set()}
     original_cg, original_factor = cg_module.conjugate_gradient, falkon.ridge_cholesky
@@ -82,9 +82,8 @@ def test_the_nystroem_solvers_iterate_on_one_blas_thread_and_factor_on_all(monke
         seen["factors"].update(_blas_thread_counts())
         return original_factor(*args, **kwargs)
 
-    module = falkon if learner == "ridge" else logistic_newton
-    monkeypatch.setattr(module, "conjugate_gradient", counting_cg)
-    monkeypatch.setattr(module, "ridge_cholesky", counting_factor)
+    monkeypatch.setattr(falkon if learner == "ridge" else logistic_newton, "conjugate_gradient", counting_cg)
+    monkeypatch.setattr(falkon if learner == "ridge" else logistic_factors, "ridge_cholesky", counting_factor)
     rng = np.random.default_rng(0)
     X = rng.standard_normal((600, 4))
     before = _blas_thread_counts()
