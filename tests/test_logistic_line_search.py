@@ -50,8 +50,14 @@ def test_the_losses_along_the_step_and_the_move_are_those_of_runs_at_each_multip
 def test_losses_need_a_step():
     passes, a0, b0, _, _ = _passes()
     passes.run(a0, b0)
-    with pytest.raises(RuntimeError, match="along"):
+    with pytest.raises(RuntimeError, match="losses needs a step.*along"):
         passes.losses(np.ones((1, 3)))
+    with pytest.raises(RuntimeError, match="move needs a step.*along"):
+        passes.move(np.ones(3))
+    passes.along(np.zeros((40, 3)), np.zeros(3))
+    passes.move(np.ones(3))
+    with pytest.raises(RuntimeError, match="move needs a step"):
+        passes.move(np.ones(3))             # a move uses up its step
 
 
 def test_the_update_keeps_the_multiple_with_the_lowest_objective():

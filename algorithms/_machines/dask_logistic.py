@@ -9,7 +9,8 @@ is one map-reduce over the chunks:
 * :meth:`~DaskLogisticPasses.run`: per chunk, the gradient ``K^T l' / n``, the
   sums of the loss, of ``l'`` and of the weights ``W``, and ``u = K^T W 1``;
 * :meth:`~DaskLogisticPasses.losses`: per chunk, the loss at multiples of a
-  step, from ``K [a, d]`` (the in-memory passes keep both logits instead);
+  step, from ``K [a, d]`` (the in-memory passes keep both logits instead), and
+  :meth:`~DaskLogisticPasses.move` a run at the multiples chosen;
 * :meth:`~DaskLogisticPasses.hessian_product`: per chunk, ``K^T W K V``. The
   weights are not stored between passes (they would be ``n x k`` on the client,
   or state on the workers): each task recomputes them from ``K a`` in the same
@@ -130,7 +131,7 @@ class DaskLogisticPasses:
         """``(s, k)`` mean losses at ``s`` multiples ``t`` (``(s, k)``) of the step :meth:`along`: one map-reduce of
         ``K [a, d]``, the logits the in-memory passes keep."""
         if self._step is None:
-            raise RuntimeError("losses needs a step: call along first")
+            raise RuntimeError("losses needs a step from the last point: call along first")
         (a, b), (direction, intercept_direction) = self._point, self._step
         both = graph_node(np.hstack([a, direction]), "kernelmaps-ad")
         t = np.asarray(t, dtype=np.float64)
@@ -138,6 +139,8 @@ class DaskLogisticPasses:
 
     def move(self, t):
         """The point at ``t`` (one multiple per column) times the step :meth:`along`."""
+        if self._step is None:
+            raise RuntimeError("move needs a step from the last point: call along first")
         (a, b), (direction, intercept_direction) = self._point, self._step
         return self.run(a - t * direction, b - t * intercept_direction)
 

@@ -184,14 +184,14 @@ class LogisticPasses:
 
     def losses(self, t):
         """``(s, k)`` mean losses at ``s`` multiples ``t`` (``(s, k)``, one per column) of the step :meth:`along`."""
-        if self._step is None:
-            raise RuntimeError("losses needs a step: call along first")
+        self._check_step("losses")
         weights = self._row_weights(0, self.shape[0])
         t = np.asarray(t, dtype=np.float64)
         return line_losses(self.Y, self.logits, self._step[2], t, weights) / self.shape[0]
 
     def move(self, t):
         """The point at ``t`` (one multiple per column) times the step :meth:`along`, by one pass of ``K^T``."""
+        self._check_step("move")
         direction, intercept_direction, F_step = self._step
         a, b = self._point
         n, self._step = self.shape[0], None
@@ -205,6 +205,10 @@ class LogisticPasses:
 
         both = self.K.sweep(None, rows_map, 2 * b.shape[0])
         return self._point_at(a - t * direction, b - t * intercept_direction, both, sums)
+
+    def _check_step(self, name):
+        if self._step is None:
+            raise RuntimeError(f"{name} needs a step from the last point: call along first")
 
     def _row_weights(self, lo, hi):
         return None if self.row_weights is None else self.row_weights(lo, hi)
