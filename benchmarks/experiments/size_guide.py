@@ -89,8 +89,9 @@ def _learners(s, gamma, n):
         model = NystroemLogisticRegression(s["logistic_m"], alpha=alpha, gamma=gamma,
                                            random_state=s["seed"]).fit(X, y)
         cg = int(sum(model.cg_iterations_))
-        # the first pass, one per CG iteration, one per step's update (a halved step adds more)
-        return model.predict, {"newton_steps": model.n_iter_, "cg_iterations": cg, "passes": 1 + model.n_iter_ + cg}
+        # the first pass, one per CG iteration, and per step two: the direction's product and the update's
+        return model.predict, {"newton_steps": model.n_iter_, "cg_iterations": cg,
+                               "passes": 1 + 2 * model.n_iter_ + cg}
 
     return {"exact": exact, "rff": rff, "binning": binning, "nystroem": nystroem, "logistic": logistic}
 
