@@ -72,18 +72,20 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
     or a step's Newton decrement predicts a gain of at most ``tol`` times the
     objective (at a small ridge the gradient criterion asks CG for directions the
     data barely constrain, at 20 passes a step, for no change in test loss).
-    The pass that evaluates a step also sums the loss at 0.5 to 3 times it, and
-    each class keeps the multiple with the lowest objective where it adds at
-    least a tenth to the decrease of Newton's step (near separable classes,
-    where the loss is close to an exponential of the margin, Newton's step is
-    too short); a step that raises the objective is halved. Where a factorization costs more
-    than ten passes (few classes, few rows per centre), the steps at one ridge
+    The loss at 0.5 to 3 times a step comes from the logits of the point and of
+    the step's direction, without a pass, and each class keeps the multiple with
+    the lowest objective where it adds at least a tenth to the decrease of
+    Newton's step (near separable classes, where the loss is close to an
+    exponential of the margin, Newton's step is too short); a step that raises
+    the objective is halved. Each class's CG stops at its own tolerance, loosened
+    where the last step's quadratic model missed the gradient it reached. Where a
+    factorization costs more than ten passes (few classes, few rows per centre), the steps at one ridge
     share the preconditioner factor of its first step, and a step whose CG ran out of iterations
     gets a fresh one. Each pass over the rows reads the kept kernel blocks
     (``kernel_cache``) or computes them on the fly (the fused pass, blocks on the
     thread pool), and serves every class at once. Memory ``O(m^2)``
     for the preconditioner factors, which every class shares, plus the
-    ``n x classes`` weights.
+    ``n x classes`` weights and the logits of the point and of the step.
 
     A row-chunked ``dask.array`` is fitted out of core, as
     :class:`NystroemKernelRidgeClassifier` is: centres from a bounded seeded
@@ -93,9 +95,9 @@ class NystroemLogisticRegression(ClassifierMixin, DaskRoutedFit, OneVsRestFitMix
     on the same centres. ``early_stopping`` is refused on Dask input.
 
     Time is the number of passes times ``O(n m d)`` each: one per CG iteration and
-    one or two per step's update (more when a step is halved), plus one at the start. The
-    defaults allow ``max_iter x (cg_max_iter + 2) + 1 = 441`` passes before any halving; at
-    ``lam = 1e-6`` on ``10^5`` rows a fit stops after 7 steps and 99 passes,
+    two per step (the direction's product and the update), plus one at the start. The
+    defaults allow ``max_iter x (cg_max_iter + 2) + 1 = 441`` passes; at
+    ``lam = 1e-6`` on ``10^5`` rows a fit stops after 7 steps and 103 passes,
     about twice a :class:`NystroemKernelRidge` fit's. ``n_iter_`` and
     ``cg_iterations_`` tell how many passes a fit took.
 

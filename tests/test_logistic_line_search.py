@@ -21,6 +21,11 @@ def _passes(row_weights=None):
     return LogisticPasses(K, Y, row_weights), a0, b0, d, d_b
 
 
+def _objective(point, K_mm, penalty):
+    """Per column, the objective at ``point``: its mean loss and ``0.5 penalty a^T K_mm a``."""
+    return point.loss + 0.5 * penalty * np.einsum("ij,ij->j", point.a, K_mm @ point.a)
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_the_losses_along_the_step_and_the_move_are_those_of_runs_at_each_multiple(weighted):
     """The loss at each multiple of a step, from the logits of the point and of the step, equals a direct run's
@@ -67,15 +72,15 @@ def test_the_update_keeps_the_multiple_with_the_lowest_objective():
     K_mm = centres @ centres.T / 40 + np.eye(40)
     penalty = 1e-3
     start = passes.run(a0, b0)
-    before = logistic_line_search.objective(start, K_mm, penalty)
+    before = _objective(start, K_mm, penalty)
     # a short direction: the objective keeps falling past one step in some columns
     direction, intercept_direction = 0.2 * d, 0.2 * d_b
     updated, _ = logistic_line_search.damped_update(passes, K_mm, start, before, direction, intercept_direction,
                                                 penalty)
-    objectives = np.array([logistic_line_search.objective(passes.run(a0 - t * direction, b0 - t * intercept_direction),
+    objectives = np.array([_objective(passes.run(a0 - t * direction, b0 - t * intercept_direction),
                                                       K_mm, penalty) for t in (1.0,) + LINE_STEPS])
     best = objectives.min(axis=0)
-    reached = logistic_line_search.objective(updated, K_mm, penalty)
+    reached = _objective(updated, K_mm, penalty)
     np.testing.assert_allclose(reached, np.minimum(best, before), rtol=1e-10)
 
 

@@ -92,11 +92,12 @@ def conjugate_gradient(apply, B, *, x0=None, max_iter=100, tol=1e-6, callback=No
     P = R.copy()
     rr = np.einsum("ij,ij->j", R, R)
     tol = np.broadcast_to(np.asarray(tol, dtype=np.float64), scale.shape)
-    residuals = [float(np.max(np.sqrt(rr) / scale))]
+    relative = np.sqrt(rr) / scale
+    residuals = [float(np.max(relative))]
     n_iter = 0
-    converged = bool(np.all(np.sqrt(rr) / scale <= tol))
+    converged = bool(np.all(relative <= tol))
     while not converged and n_iter < max_iter:
-        active = np.sqrt(rr) / scale > tol
+        active = relative > tol
         AP = _apply_to_active(apply, P, active) if columns else apply(P)
         curvature = np.einsum("ij,ij->j", P, AP)
         # round-off makes p^T A p of a direction in A's null space a tiny number of
@@ -117,12 +118,13 @@ def conjugate_gradient(apply, B, *, x0=None, max_iter=100, tol=1e-6, callback=No
         P = R + np.where(active, rr_new / np.where(rr > 0, rr, 1.0), 0.0) * P
         rr = rr_new
         n_iter += 1
-        residual = float(np.max(np.sqrt(rr) / scale))
+        relative = np.sqrt(rr) / scale
+        residual = float(np.max(relative))
         if not np.isfinite(residual):
             raise FloatingPointError(f"conjugate gradient's residual is not finite at iteration "
                                      f"{n_iter}: the operator returned NaN or infinity")
         residuals.append(residual)
-        converged = bool(np.all(np.sqrt(rr) / scale <= tol))
+        converged = bool(np.all(relative <= tol))
         if callback is not None and callback(n_iter, residual, X):
             break
     return CGResult(X[:, 0] if vector else X, n_iter, np.asarray(residuals), converged,

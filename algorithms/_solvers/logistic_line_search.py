@@ -24,11 +24,6 @@ MAX_HALVINGS = 20
 LONGER_STEP_GAIN = 0.1
 
 
-def objective(point, K_mm, penalty):
-    """Per column, the objective ``J`` at ``point``: its mean loss and ``0.5 penalty a^T K_mm a``."""
-    return point.loss + 0.5 * penalty * np.einsum("ij,ij->j", point.a, K_mm @ point.a)
-
-
 def damped_update(passes, K_mm, point, before, direction, intercept_direction, penalty, image=None):
     """``(point, t)``: the point at ``(a - t d, b - t d_b)``, per column ``t`` the multiple of Newton's step among
     1 and :data:`LINE_STEPS` with the lowest objective where it beats Newton's own by :data:`LONGER_STEP_GAIN`,

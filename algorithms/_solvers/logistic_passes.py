@@ -163,20 +163,10 @@ class LogisticPasses:
 
     def run(self, a, b):
         """The point at ``(a, b)``."""
-        n = self.K.shape[0]
         a = np.asarray(a, dtype=np.float64)
         b = np.asarray(b, dtype=np.float64)
-        sums = {}
-
-        def rows_map(lo, hi, F):
-            self.logits[lo:hi] = b if F is None else F + b
-            U, _, sums[lo] = pass_rows(self.Y[lo:hi], 0.0, n, self.logits[lo:hi], self._row_weights(lo, hi),
-                                       self.weights[lo:hi])
-            return U
-
         # at a = 0 (where every fit starts) the logits are b without a product
-        both = self.K.sweep(a if a.any() else None, rows_map, 2 * b.shape[0])
-        return self._point_at(a, b, both, sums)
+        return self._point_at(a, b, a if a.any() else None, b)
 
     def along(self, direction, intercept_direction):
         """Take the step ``(a - t d, b - t d_b)`` from the last point: its logits ``K d + d_b``, in one product."""
@@ -194,17 +184,9 @@ class LogisticPasses:
         self._check_step("move")
         direction, intercept_direction, F_step = self._step
         a, b = self._point
-        n, self._step = self.shape[0], None
+        self._step = None
         self.logits -= t * F_step
-        sums = {}
-
-        def rows_map(lo, hi, F):
-            U, _, sums[lo] = pass_rows(self.Y[lo:hi], 0.0, n, self.logits[lo:hi], self._row_weights(lo, hi),
-                                       self.weights[lo:hi])
-            return U
-
-        both = self.K.sweep(None, rows_map, 2 * b.shape[0])
-        return self._point_at(a - t * direction, b - t * intercept_direction, both, sums)
+        return self._point_at(a - t * direction, b - t * intercept_direction)
 
     def _check_step(self, name):
         if self._step is None:
@@ -213,12 +195,26 @@ class LogisticPasses:
     def _row_weights(self, lo, hi):
         return None if self.row_weights is None else self.row_weights(lo, hi)
 
-    def _point_at(self, a, b, both, sums):
+    def _point_at(self, a, b, V=None, intercepts=None):
+        """The point at ``(a, b)`` from one sweep: the logits ``K V + intercepts`` are written first where
+        ``intercepts`` is given (``V=None``: no product), else they are the kept ones; then each block's
+        :func:`pass_rows` terms, their ``K^T`` product and sums."""
+        n, k = self.shape[0], b.shape[0]
+        sums = {}
+
+        def rows_map(lo, hi, F):
+            if intercepts is not None:
+                self.logits[lo:hi] = intercepts if F is None else F + intercepts
+            U, _, sums[lo] = pass_rows(self.Y[lo:hi], 0.0, n, self.logits[lo:hi], self._row_weights(lo, hi),
+                                       self.weights[lo:hi])
+            return U
+
+        both = self.K.sweep(V, rows_map, 2 * k)
         self._point = (a, b)
-        totals = np.zeros((3, b.shape[0]))
+        totals = np.zeros((3, k))
         for lo in sorted(sums):
             totals += sums[lo]
-        return point_from_sums(a, b, self.shape[0], both, totals)
+        return point_from_sums(a, b, n, both, totals)
 
     def hessian_product(self, V, columns=slice(None)):
         """``K^T W K V`` at the last point, for the target columns ``columns`` (``V`` has one column each)."""
